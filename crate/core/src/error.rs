@@ -1,0 +1,215 @@
+//! Errors of parquet-skim, each with a stable `code`.
+//!
+//! Callers (the JS package, tests, users) branch on [`SkimError::code`], never on message text.
+//! Messages follow one shape: what was expected, what was found, and what to do about it.
+//!
+//! arrow-rs reports most failures as `ParquetError::General(String)`; [`SkimError::from_parquet`]
+//! sorts them into causes (corrupt file, unsupported feature, encryption) so the JS side gets a
+//! typed error instead of a string to match with regexes. The original arrow-rs text is kept in
+//! the message because it is often the only precise account of what was wrong.
+
+use std::fmt;
+
+use arrow_schema::ArrowError;
+use parquet::errors::ParquetError;
+
+/// Result alias used throughout the core.
+pub type Result<T, E = SkimError> = std::result::Result<T, E>;
+
+/// Everything that can go wrong while opening, planning or decoding a Parquet file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SkimError {
+    /// The bytes are not a valid Parquet file (bad magic, truncated, corrupt thrift or pages).
+    InvalidFile { detail: String },
+    /// The footer or the requested columns are encrypted and no key was given.
+    EncryptedFile { detail: String },
+    /// The file is valid but uses a feature this build cannot decode (codec, encoding, type).
+    Unsupported { detail: String },
+    /// A projected or filtered column does not exist in the file's schema.
+    UnknownColumn { name: String, suggestions: Vec<String> },
+    /// An option passed by the caller is out of range or malformed.
+    InvalidArgument { name: String, detail: String },
+    /// The server answered a range request with an error status.
+    HttpStatus { url: String, status: u16, range: String },
+    /// The server ignored the `Range` header (answered 200 with the whole body).
+    RangeNotSupported { url: String, detail: String },
+    /// The server answered with a `Content-Range` that does not match what was asked.
+    BadContentRange { url: String, detail: String },
+    /// The request did not complete: DNS, connection, CORS, or a body cut mid-stream.
+    Network { url: String, detail: String },
+    /// A bug in parquet-skim: an invariant did not hold.
+    Internal { detail: String },
+}
+
+impl SkimError {
+    /// The stable machine-readable code of this error. Never changes for a given variant.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::InvalidFile { .. } => "INVALID_FILE",
+            Self::EncryptedFile { .. } => "ENCRYPTED_FILE",
+            Self::Unsupported { .. } => "UNSUPPORTED",
+            Self::UnknownColumn { .. } => "UNKNOWN_COLUMN",
+            Self::InvalidArgument { .. } => "INVALID_ARGUMENT",
+            Self::HttpStatus { .. } => "HTTP_STATUS",
+            Self::RangeNotSupported { .. } => "RANGE_NOT_SUPPORTED",
+            Self::BadContentRange { .. } => "BAD_CONTENT_RANGE",
+            Self::Network { .. } => "NETWORK",
+            Self::Internal { .. } => "INTERNAL",
+        }
+    }
+
+    /// Shorthand for [`SkimError::InvalidArgument`].
+    pub fn invalid_argument(name: impl Into<String>, detail: impl Into<String>) -> Self {
+        Self::InvalidArgument {
+            name: name.into(),
+            detail: detail.into(),
+        }
+    }
+
+    /// Shorthand for [`SkimError::Internal`].
+    pub fn internal(detail: impl Into<String>) -> Self {
+        Self::Internal {
+            detail: detail.into(),
+        }
+    }
+
+    /// Sorts an arrow-rs error into a cause. `context` says what was being done ("reading the
+    /// footer", "decoding row group 3") and starts the message.
+    pub fn from_parquet(context: &str, error: ParquetError) -> Self {
+        let text = error.to_string();
+        let detail = format!("{context}: {text}");
+        let lower = text.to_ascii_lowercase();
+        if lower.contains("encrypt") {
+            return Self::EncryptedFile { detail };
+        }
+        match error {
+            ParquetError::NYI(_) => Self::Unsupported { detail },
+            ParquetError::General(_) if is_unsupported(&lower) => Self::Unsupported { detail },
+            ParquetError::ArrowError(_) if is_unsupported(&lower) => Self::Unsupported { detail },
+            _ => Self::InvalidFile { detail },
+        }
+    }
+
+    /// Sorts an Arrow error (from IPC writing or kernels) into a cause.
+    pub fn from_arrow(context: &str, error: ArrowError) -> Self {
+        let detail = format!("{context}: {error}");
+        match error {
+            ArrowError::NotYetImplemented(_) => Self::Unsupported { detail },
+            ArrowError::ParquetError(_) | ArrowError::InvalidArgumentError(_) => {
+                Self::InvalidFile { detail }
+            }
+            _ => Self::Internal { detail },
+        }
+    }
+}
+
+/// arrow-rs words for "valid, but not decodable by this build".
+fn is_unsupported(lower: &str) -> bool {
+    [
+        "not supported",
+        "unsupported",
+        "not yet implemented",
+        "disabled",
+        "not enabled",
+    ]
+    .iter()
+    .any(|needle| lower.contains(needle))
+}
+
+impl fmt::Display for SkimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::InvalidFile { detail } => write!(
+                f,
+                "expected a valid Parquet file, but {detail}. Check that the source is a complete, \
+                 uncorrupted Parquet file"
+            ),
+            Self::EncryptedFile { detail } => write!(
+                f,
+                "expected unencrypted data, but the file is encrypted ({detail}). parquet-skim \
+                 cannot decrypt Parquet modular encryption; decrypt the file first"
+            ),
+            Self::Unsupported { detail } => write!(
+                f,
+                "the file uses a feature this build cannot read: {detail}"
+            ),
+            Self::UnknownColumn { name, suggestions } => {
+                write!(f, "expected a column of the file, but found '{name}'")?;
+                if suggestions.is_empty() {
+                    write!(f, "; list the file's columns with the schema")
+                } else {
+                    write!(f, "; did you mean {}?", quote_list(suggestions))
+                }
+            }
+            Self::InvalidArgument { name, detail } => write!(f, "invalid option '{name}': {detail}"),
+            Self::HttpStatus { url, status, range } => write!(
+                f,
+                "expected 206 Partial Content for {range} of {url}, but the server answered \
+                 {status}; check the URL, credentials and that the server allows range requests"
+            ),
+            Self::RangeNotSupported { url, detail } => write!(
+                f,
+                "expected the server to honour the Range header for {url}, but {detail}; serve \
+                 the file from a server that supports HTTP range requests"
+            ),
+            Self::BadContentRange { url, detail } => write!(
+                f,
+                "expected a Content-Range matching the request for {url}, but {detail}"
+            ),
+            Self::Network { url, detail } => write!(
+                f,
+                "the request for {url} failed: {detail}. Check the network, the URL and the \
+                 server's CORS headers (allow Range; expose Content-Range, Content-Length, ETag)"
+            ),
+            Self::Internal { detail } => {
+                write!(f, "internal error in parquet-skim (please report it): {detail}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for SkimError {}
+
+fn quote_list(items: &[String]) -> String {
+    items
+        .iter()
+        .map(|s| format!("'{s}'"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_stable() {
+        let e = SkimError::UnknownColumn {
+            name: "l_quantty".into(),
+            suggestions: vec!["l_quantity".into()],
+        };
+        assert_eq!(e.code(), "UNKNOWN_COLUMN");
+        assert_eq!(
+            e.to_string(),
+            "expected a column of the file, but found 'l_quantty'; did you mean 'l_quantity'?"
+        );
+    }
+
+    #[test]
+    fn parquet_errors_are_sorted_by_cause() {
+        let enc = SkimError::from_parquet(
+            "reading the footer",
+            ParquetError::General(
+                "Parquet file has an encrypted footer but the encryption feature is disabled"
+                    .into(),
+            ),
+        );
+        assert_eq!(enc.code(), "ENCRYPTED_FILE");
+        let nyi = SkimError::from_parquet("decoding", ParquetError::NYI("BYTE_STREAM_X".into()));
+        assert_eq!(nyi.code(), "UNSUPPORTED");
+        let eof = SkimError::from_parquet("decoding", ParquetError::EOF("eof".into()));
+        assert_eq!(eof.code(), "INVALID_FILE");
+        assert!(eof.to_string().starts_with("expected a valid Parquet file, but decoding: EOF"));
+    }
+}

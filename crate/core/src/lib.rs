@@ -1,0 +1,30 @@
+//! parquet-skim core: plan, decode and filter Parquet with no I/O.
+//!
+//! Data flows one way through these modules:
+//!
+//! - [`metadata`]: footer bytes → [`ParquetFile`] (arrow-rs `ParquetMetaDataPushDecoder`)
+//! - [`summary`]: [`ParquetFile`] → [`FileSummary`], the metadata a page shows
+//! - [`projection`]: column names → leaf mask and output column order
+//! - [`plan`]: scan request → [`ReadPlan`] of read tasks with their byte ranges
+//! - [`task`]: task + bytes → Arrow IPC (arrow-rs `ParquetPushDecoder`)
+//! - [`bytes_cache`]: pushed bytes → the exact ranges the decoder asks for
+//! - [`ipc`]: record batches → Arrow IPC stream bytes
+//! - [`error`]: [`SkimError`], every failure with a stable code
+//!
+//! I/O lives outside this crate (in `parquet-skim-wasm` and the JS scheduler): every function
+//! here answers "which bytes" or consumes bytes it is given.
+
+pub mod bytes_cache;
+pub mod error;
+pub mod ipc;
+pub mod metadata;
+pub mod plan;
+pub mod projection;
+pub mod summary;
+pub mod task;
+
+pub use error::{Result, SkimError};
+pub use metadata::{LoadStep, MetadataLoader, ParquetFile};
+pub use plan::{plan_scan, ByteRange, ReadPlan, ReadTask, ScanRequest, TaskSpec};
+pub use summary::FileSummary;
+pub use task::{TaskDecoder, TaskOutput, TaskRun};

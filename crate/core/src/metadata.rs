@@ -1,0 +1,204 @@
+//! Footer bytes → [`ParquetFile`]: the decoded metadata of one file, with no I/O.
+//!
+//! Opening a file is a conversation with arrow-rs's [`ParquetMetaDataPushDecoder`]: the caller
+//! pushes whatever bytes it already has (normally one speculative read of the file's tail) and
+//! [`MetadataLoader::try_load`] answers either `NeedsRanges` (the footer or page index lies
+//! outside what was pushed) or the loaded file. With a tail read larger than footer + page
+//! index, opening costs exactly one request.
+//!
+//! A [`ParquetFile`] also keeps the *footer bytes*: the metadata and page-index regions of the
+//! file. Workers rebuild the same `ParquetFile` from them with the same decoder
+//! ([`ParquetFile::try_from_footer`]) instead of receiving a second, hand-written serialization.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use arrow_schema::SchemaRef;
+use bytes::Bytes;
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataPushDecoder};
+use parquet::DecodeResult;
+
+use crate::bytes_cache::ByteCache;
+use crate::error::{Result, SkimError};
+
+/// Size of the Parquet footer tail: 4-byte metadata length + 4-byte magic.
+const FOOTER_TAIL_BYTES: u64 = 8;
+
+/// One step of [`MetadataLoader::try_load`].
+#[derive(Debug)]
+pub enum LoadStep {
+    /// Push these byte ranges, then call `try_load` again.
+    NeedsRanges(Vec<Range<u64>>),
+    /// The metadata (and page index, when the file has one) is decoded.
+    Loaded(Box<ParquetFile>),
+}
+
+/// Decodes a file's metadata from pushed bytes. Does no I/O.
+#[derive(Debug)]
+pub struct MetadataLoader {
+    file_len: u64,
+    decoder: ParquetMetaDataPushDecoder,
+    /// Everything pushed so far, kept to cut the footer bytes out of once loaded.
+    pushed: ByteCache,
+}
+
+impl MetadataLoader {
+    /// A loader for a file of `file_len` bytes. The page index is read when the file has one.
+    pub fn try_new(file_len: u64) -> Result<Self> {
+        let decoder = ParquetMetaDataPushDecoder::try_new(file_len)
+            .map_err(|e| SkimError::from_parquet("opening the file", e))?
+            .with_page_index_policy(PageIndexPolicy::Optional);
+        Ok(Self {
+            file_len,
+            decoder,
+            pushed: ByteCache::default(),
+        })
+    }
+
+    /// Hands bytes `range` of the file to the loader.
+    pub fn push(&mut self, range: Range<u64>, data: Bytes) -> Result<()> {
+        check_pushed_range(&range, &data, self.file_len)?;
+        self.decoder
+            .push_range(range.clone(), data.clone())
+            .map_err(|e| SkimError::from_parquet("reading the footer", e))?;
+        self.pushed.insert(range.start, data);
+        Ok(())
+    }
+
+    /// Decodes as far as the pushed bytes allow.
+    pub fn try_load(&mut self) -> Result<LoadStep> {
+        let decoded = self
+            .decoder
+            .try_decode()
+            .map_err(|e| SkimError::from_parquet("reading the footer", e))?;
+        match decoded {
+            DecodeResult::NeedsData(ranges) => Ok(LoadStep::NeedsRanges(ranges)),
+            DecodeResult::Data(metadata) => {
+                let footer = footer_ranges(&metadata, &self.pushed, self.file_len)?
+                    .into_iter()
+                    .map(|range| Ok((range.clone(), pushed_bytes(&self.pushed, &range)?)))
+                    .collect::<Result<Vec<_>>>()?;
+                self.pushed = ByteCache::default();
+                ParquetFile::try_new(self.file_len, Arc::new(metadata), footer)
+                    .map(|file| LoadStep::Loaded(Box::new(file)))
+            }
+            DecodeResult::Finished => Err(SkimError::internal(
+                "metadata decoder finished without producing metadata",
+            )),
+        }
+    }
+}
+
+/// A decoded Parquet file: metadata, Arrow schema and the footer bytes it was decoded from.
+#[derive(Debug, Clone)]
+pub struct ParquetFile {
+    file_len: u64,
+    reader_metadata: ArrowReaderMetadata,
+    footer: Vec<(Range<u64>, Bytes)>,
+}
+
+impl ParquetFile {
+    fn try_new(
+        file_len: u64,
+        metadata: Arc<ParquetMetaData>,
+        footer: Vec<(Range<u64>, Bytes)>,
+    ) -> Result<Self> {
+        let reader_metadata = ArrowReaderMetadata::try_new(metadata, ArrowReaderOptions::new())
+            .map_err(|e| SkimError::from_parquet("converting the schema to Arrow", e))?;
+        Ok(Self {
+            file_len,
+            reader_metadata,
+            footer,
+        })
+    }
+
+    /// Rebuilds a file from the footer bytes of another [`ParquetFile`] (see
+    /// [`ParquetFile::footer`]), as a worker does.
+    pub fn try_from_footer(file_len: u64, footer: Vec<(Range<u64>, Bytes)>) -> Result<Self> {
+        let mut loader = MetadataLoader::try_new(file_len)?;
+        for (range, bytes) in footer {
+            loader.push(range, bytes)?;
+        }
+        match loader.try_load()? {
+            LoadStep::Loaded(file) => Ok(*file),
+            LoadStep::NeedsRanges(ranges) => Err(SkimError::internal(format!(
+                "footer bytes are incomplete: the decoder still needs {ranges:?}"
+            ))),
+        }
+    }
+
+    /// Length of the file in bytes.
+    pub fn file_len(&self) -> u64 {
+        self.file_len
+    }
+
+    /// The decoded Parquet metadata (with page index when present).
+    pub fn metadata(&self) -> &Arc<ParquetMetaData> {
+        self.reader_metadata.metadata()
+    }
+
+    /// Metadata plus Arrow schema, as the push decoder wants it.
+    pub fn reader_metadata(&self) -> &ArrowReaderMetadata {
+        &self.reader_metadata
+    }
+
+    /// The whole file's Arrow schema.
+    pub fn arrow_schema(&self) -> &SchemaRef {
+        self.reader_metadata.schema()
+    }
+
+    /// The byte regions holding the metadata and page index, with their bytes.
+    pub fn footer(&self) -> &[(Range<u64>, Bytes)] {
+        &self.footer
+    }
+}
+
+/// The regions a worker needs to decode the same metadata: the thrift footer with its 8-byte
+/// tail, and, when the page index was loaded, the span of all column and offset indexes.
+fn footer_ranges(
+    metadata: &ParquetMetaData,
+    pushed: &ByteCache,
+    file_len: u64,
+) -> Result<Vec<Range<u64>>> {
+    // The decoder has validated the tail; read the thrift length from it again.
+    let tail = pushed_bytes(pushed, &(file_len - FOOTER_TAIL_BYTES..file_len))?;
+    let len_bytes: [u8; 4] = tail
+        .get(..4)
+        .and_then(|b| b.try_into().ok())
+        .ok_or_else(|| SkimError::internal("footer tail shorter than 4 bytes"))?;
+    let metadata_len = u64::from(u32::from_le_bytes(len_bytes));
+    let mut ranges = vec![file_len - FOOTER_TAIL_BYTES - metadata_len..file_len];
+    if metadata.page_index().is_some() {
+        let span = metadata
+            .row_groups()
+            .iter()
+            .flat_map(|rg| rg.columns())
+            .flat_map(|c| [c.column_index_range(), c.offset_index_range()])
+            .flatten()
+            .reduce(|a, r| a.start.min(r.start)..a.end.max(r.end));
+        ranges.extend(span);
+    }
+    Ok(ranges)
+}
+
+/// The pushed bytes of `range`, which the decoder has necessarily seen.
+fn pushed_bytes(pushed: &ByteCache, range: &Range<u64>) -> Result<Bytes> {
+    pushed
+        .get(range)
+        .ok_or_else(|| SkimError::internal(format!("footer range {range:?} was never pushed")))
+}
+
+/// Rejects a push whose length disagrees with its range or that lies outside the file.
+pub(crate) fn check_pushed_range(range: &Range<u64>, data: &Bytes, file_len: u64) -> Result<()> {
+    let expected = range.end.saturating_sub(range.start);
+    if range.end < range.start || range.end > file_len || data.len() as u64 != expected {
+        return Err(SkimError::internal(format!(
+            "pushed {} bytes for range {}..{} of a {file_len}-byte file",
+            data.len(),
+            range.start,
+            range.end
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,182 @@
+//! Column names → [`Projection`]: which leaf columns to read and in which order to return them.
+//!
+//! Names are dotted paths (`a`, `a.b`, `a.list.element`), matched against the Parquet schema the
+//! way arrow-rs's `ProjectionMask::columns` does: a name selects every leaf below it. Unlike
+//! `ProjectionMask::columns`, an unknown name is an error with the nearest names suggested,
+//! never a silently smaller result.
+//!
+//! arrow-rs returns projected columns in file order. Users expect the order they asked for, so a
+//! [`Projection`] also carries the permutation of top-level fields applied to every batch.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::{Schema, SchemaRef};
+use parquet::arrow::{parquet_to_arrow_schema_by_columns, ProjectionMask};
+use parquet::schema::types::SchemaDescriptor;
+
+use crate::error::{Result, SkimError};
+use crate::metadata::ParquetFile;
+
+/// The columns a scan reads and the shape of what it returns.
+#[derive(Debug, Clone)]
+pub struct Projection {
+    mask: ProjectionMask,
+    /// Output position → position among the projected top-level fields (file order). `None`
+    /// when the requested order is file order.
+    order: Option<Vec<usize>>,
+    /// The schema of every returned batch.
+    output_schema: SchemaRef,
+}
+
+impl Projection {
+    /// Resolves `columns` (all columns when `None`) against `file`'s schema.
+    pub fn try_new(file: &ParquetFile, columns: Option<&[String]>) -> Result<Self> {
+        let schema = file.metadata().file_metadata().schema_descr();
+        let Some(columns) = columns else {
+            return Ok(Self {
+                mask: ProjectionMask::all(),
+                order: None,
+                output_schema: Arc::clone(file.arrow_schema()),
+            });
+        };
+        if columns.is_empty() {
+            return Err(SkimError::invalid_argument(
+                "columns",
+                "expected at least one column name, got an empty list; omit `columns` to read \
+                 every column",
+            ));
+        }
+        let mut requested_roots: Vec<usize> = Vec::new();
+        for name in columns {
+            let leaves = leaves_matching(schema, name);
+            if leaves.is_empty() {
+                return Err(SkimError::UnknownColumn {
+                    name: name.clone(),
+                    suggestions: suggest(schema, name),
+                });
+            }
+            for leaf in leaves {
+                let root = schema.get_column_root_idx(leaf);
+                if !requested_roots.contains(&root) {
+                    requested_roots.push(root);
+                }
+            }
+        }
+        let mask = ProjectionMask::columns(schema, columns.iter().map(String::as_str));
+        let file_order: Vec<usize> = requested_roots
+            .iter()
+            .copied()
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let order: Vec<usize> = requested_roots
+            .iter()
+            .map(|root| file_order.iter().position(|r| r == root).unwrap_or(0))
+            .collect();
+        let projected = parquet_to_arrow_schema_by_columns(
+            schema,
+            mask.clone(),
+            file.metadata().file_metadata().key_value_metadata(),
+        )
+        .map_err(|e| SkimError::from_parquet("converting the projected schema to Arrow", e))?;
+        let in_file_order = order.iter().enumerate().all(|(i, &p)| i == p);
+        let output_schema = if in_file_order {
+            Arc::new(projected)
+        } else {
+            let fields: Vec<_> = order
+                .iter()
+                .map(|&p| Arc::clone(&projected.fields()[p]))
+                .collect();
+            Arc::new(Schema::new_with_metadata(fields, projected.metadata().clone()))
+        };
+        Ok(Self {
+            mask,
+            order: (!in_file_order).then_some(order),
+            output_schema,
+        })
+    }
+
+    /// The leaf columns to read.
+    pub fn mask(&self) -> &ProjectionMask {
+        &self.mask
+    }
+
+    /// The schema of every batch [`Projection::apply`] returns.
+    pub fn output_schema(&self) -> &SchemaRef {
+        &self.output_schema
+    }
+
+    /// Puts a decoded batch's top-level columns in the requested order.
+    pub fn apply(&self, batch: RecordBatch) -> Result<RecordBatch> {
+        match &self.order {
+            None => Ok(batch),
+            Some(order) => batch
+                .project(order)
+                .map_err(|e| SkimError::from_arrow("reordering projected columns", e)),
+        }
+    }
+}
+
+/// Leaf indexes whose path starts with the dotted `name`.
+fn leaves_matching(schema: &SchemaDescriptor, name: &str) -> Vec<usize> {
+    let wanted: Vec<&str> = name.split('.').collect();
+    schema
+        .columns()
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| {
+            let parts = c.path().parts();
+            wanted.len() <= parts.len() && wanted.iter().zip(parts).all(|(a, b)| *a == b.as_str())
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// Up to three selectable names closest to `name` by edit distance.
+fn suggest(schema: &SchemaDescriptor, name: &str) -> Vec<String> {
+    let mut candidates = BTreeSet::new();
+    for column in schema.columns() {
+        let parts = column.path().parts();
+        for len in 1..=parts.len() {
+            candidates.insert(parts[..len].join("."));
+        }
+    }
+    let needle = name.to_lowercase();
+    let max_distance = (needle.chars().count() / 3).max(2);
+    let mut scored: Vec<(usize, String)> = candidates
+        .into_iter()
+        .map(|c| (edit_distance(&needle, &c.to_lowercase()), c))
+        .filter(|(d, _)| *d <= max_distance)
+        .collect();
+    scored.sort();
+    scored.into_iter().take(3).map(|(_, c)| c).collect()
+}
+
+/// Levenshtein distance over chars.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut current = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != *cb);
+            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+        }
+        previous = current;
+    }
+    previous[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edit_distance_counts_edits() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("l_quantty", "l_quantity"), 1);
+    }
+}

@@ -1,0 +1,129 @@
+//! Running one read task: bytes in, Arrow IPC out, with no I/O.
+//!
+//! ```text
+//!            push(range, bytes)            run()
+//!  caller ───────────────────────▶ TaskDecoder ─────▶ NeedsRanges(ranges)  → caller fetches, pushes
+//!                                   │  ParquetPushDecoder (arrow-rs)
+//!                                   │  Projection::apply (column order)
+//!                                   ▼  IpcStream
+//!                                 Done { ipc, rows }
+//! ```
+//!
+//! The caller normally pushes every planned range before the first `run`, so a task completes in
+//! one call; `NeedsRanges` is the safety net for bytes the plan did not foresee. Each batch is
+//! decoded, projected and written to the IPC stream before the next is decoded, so decoded data
+//! stays in cache between those steps.
+
+use std::ops::Range;
+
+use bytes::Bytes;
+use parquet::arrow::push_decoder::ParquetPushDecoder;
+use parquet::DecodeResult;
+
+use crate::bytes_cache::ByteCache;
+use crate::error::{Result, SkimError};
+use crate::ipc::IpcStream;
+use crate::metadata::{check_pushed_range, ParquetFile};
+use crate::plan::{build_decoder, TaskSpec};
+use crate::projection::Projection;
+
+/// What [`TaskDecoder::run`] stopped at.
+#[derive(Debug)]
+pub enum TaskRun {
+    /// Push these ranges, then call `run` again.
+    NeedsRanges(Vec<Range<u64>>),
+    /// The task is complete.
+    Done(TaskOutput),
+}
+
+/// The result of a task.
+#[derive(Debug)]
+pub struct TaskOutput {
+    /// One Arrow IPC stream with the task's batches.
+    pub ipc: Vec<u8>,
+    pub rows: u64,
+    pub batches: u64,
+}
+
+/// Decodes one task from pushed bytes.
+pub struct TaskDecoder {
+    file_len: u64,
+    /// Bytes pushed for this task; the decoder gets exact slices of them on request.
+    cache: ByteCache,
+    decoder: ParquetPushDecoder,
+    projection: Projection,
+    /// `None` once the task is done.
+    stream: Option<IpcStream>,
+    batches: u64,
+}
+
+impl TaskDecoder {
+    /// A decoder for `spec` over `file`.
+    pub fn try_new(file: &ParquetFile, spec: &TaskSpec) -> Result<Self> {
+        let projection = Projection::try_new(file, spec.columns.as_deref())?;
+        let stream = IpcStream::try_new(projection.output_schema())?;
+        Ok(Self {
+            file_len: file.file_len(),
+            cache: ByteCache::default(),
+            decoder: build_decoder(file, spec)?,
+            projection,
+            stream: Some(stream),
+            batches: 0,
+        })
+    }
+
+    /// Hands bytes `range` of the file to the task. Ranges may be larger than requested ones
+    /// (coalesced reads); arrow-rs slices what it needs.
+    pub fn push(&mut self, range: Range<u64>, data: Bytes) -> Result<()> {
+        check_pushed_range(&range, &data, self.file_len)?;
+        self.cache.insert(range.start, data);
+        Ok(())
+    }
+
+    /// Bytes pushed and held for this task.
+    pub fn buffered_bytes(&self) -> u64 {
+        self.cache.bytes()
+    }
+
+    /// Decodes until more bytes are needed or the task is done.
+    pub fn run(&mut self) -> Result<TaskRun> {
+        loop {
+            let step = self
+                .decoder
+                .try_decode()
+                .map_err(|e| SkimError::from_parquet("decoding", e))?;
+            let stream = self
+                .stream
+                .as_mut()
+                .ok_or_else(|| SkimError::internal("a finished task was run again"))?;
+            match step {
+                DecodeResult::NeedsData(ranges) => {
+                    let missing = self.cache.missing(&ranges);
+                    if !missing.is_empty() {
+                        return Ok(TaskRun::NeedsRanges(missing));
+                    }
+                    let data = ranges.iter().filter_map(|r| self.cache.get(r)).collect();
+                    self.decoder
+                        .push_ranges(ranges, data)
+                        .map_err(|e| SkimError::from_parquet("receiving task data", e))?;
+                }
+                DecodeResult::Data(batch) => {
+                    stream.write(&self.projection.apply(batch)?)?;
+                    self.batches += 1;
+                }
+                DecodeResult::Finished => {
+                    let stream = self
+                        .stream
+                        .take()
+                        .ok_or_else(|| SkimError::internal("a finished task was run again"))?;
+                    let rows = stream.rows();
+                    return Ok(TaskRun::Done(TaskOutput {
+                        ipc: stream.finish()?,
+                        rows,
+                        batches: self.batches,
+                    }));
+                }
+            }
+        }
+    }
+}

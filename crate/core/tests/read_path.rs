@@ -1,0 +1,287 @@
+//! The core read path on the host, with exact I/O expectations: open from a tail read, plan a
+//! scan, run its tasks from the planned bytes only, and compare with what was written.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use arrow_array::{
+    cast::AsArray, types::Int64Type, ArrayRef, Int64Array, RecordBatch, StringArray, StructArray,
+};
+use arrow_ipc::reader::StreamReader;
+use arrow_schema::{DataType, Field, Fields, Schema};
+use bytes::Bytes;
+use parquet::arrow::ArrowWriter;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet_skim_core::{
+    plan_scan, FileSummary, LoadStep, MetadataLoader, ParquetFile, ScanRequest, TaskDecoder,
+    TaskRun,
+};
+
+const ROWS: i64 = 10_000;
+const ROWS_PER_GROUP: usize = 4_000;
+const ROWS_PER_PAGE: usize = 500;
+
+/// Columns: id (0..ROWS), name ("name-{id}"), s {a: id*2, b: "b{id}"}. Three row groups of 4000,
+/// 4000 and 2000 rows, pages of 500 rows, page index on.
+fn sample_file() -> Bytes {
+    let s_fields = Fields::from(vec![
+        Field::new("a", DataType::Int64, false),
+        Field::new("b", DataType::Utf8, false),
+    ]);
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("name", DataType::Utf8, false),
+        Field::new("s", DataType::Struct(s_fields.clone()), false),
+    ]));
+    let ids: Vec<i64> = (0..ROWS).collect();
+    let batch = RecordBatch::try_new(
+        Arc::clone(&schema),
+        vec![
+            Arc::new(Int64Array::from(ids.clone())) as ArrayRef,
+            Arc::new(StringArray::from_iter_values(ids.iter().map(|i| format!("name-{i}")))),
+            Arc::new(StructArray::new(
+                s_fields,
+                vec![
+                    Arc::new(Int64Array::from_iter_values(ids.iter().map(|i| i * 2))) as ArrayRef,
+                    Arc::new(StringArray::from_iter_values(ids.iter().map(|i| format!("b{i}")))),
+                ],
+                None,
+            )),
+        ],
+    )
+    .expect("valid batch");
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(ROWS_PER_GROUP))
+        .set_data_page_row_count_limit(ROWS_PER_PAGE)
+        .set_write_batch_size(ROWS_PER_PAGE)
+        .set_statistics_enabled(EnabledStatistics::Page)
+        // Unique values: a dictionary would hold the whole chunk and hide page-level reads.
+        .set_dictionary_enabled(false)
+        .build();
+    let mut out = Vec::new();
+    let mut writer = ArrowWriter::try_new(&mut out, schema, Some(props)).expect("writer");
+    writer.write(&batch).expect("write");
+    writer.close().expect("close");
+    Bytes::from(out)
+}
+
+fn slice(file: &Bytes, r: &Range<u64>) -> Bytes {
+    file.slice(r.start as usize..r.end as usize)
+}
+
+/// Opens `file` the way the browser does: one tail read of `tail` bytes, then whatever the
+/// loader asks for. Returns the file and every range read.
+fn open(file: &Bytes, tail: u64) -> (ParquetFile, Vec<Range<u64>>) {
+    let len = file.len() as u64;
+    let mut loader = MetadataLoader::try_new(len).expect("loader");
+    let first = len.saturating_sub(tail)..len;
+    let mut reads = vec![first.clone()];
+    loader.push(first.clone(), slice(file, &first)).expect("push");
+    loop {
+        match loader.try_load().expect("load") {
+            LoadStep::Loaded(parquet) => return (*parquet, reads),
+            LoadStep::NeedsRanges(ranges) => {
+                for r in ranges {
+                    loader.push(r.clone(), slice(file, &r)).expect("push");
+                    reads.push(r);
+                }
+            }
+        }
+    }
+}
+
+/// Runs every task of `request` from its planned ranges only; panics if a task asks for more.
+fn scan(parquet: &ParquetFile, file: &Bytes, request: &ScanRequest) -> Vec<RecordBatch> {
+    let plan = plan_scan(parquet, request).expect("plan");
+    let mut batches = Vec::new();
+    for task in &plan.tasks {
+        let mut decoder = TaskDecoder::try_new(parquet, &task.spec).expect("task");
+        for r in &task.ranges {
+            decoder
+                .push(r.start..r.end, slice(file, &(r.start..r.end)))
+                .expect("push");
+        }
+        let output = match decoder.run().expect("run") {
+            TaskRun::Done(output) => output,
+            TaskRun::NeedsRanges(r) => panic!("task asked for unplanned ranges {r:?}"),
+        };
+        let reader = StreamReader::try_new(std::io::Cursor::new(output.ipc), None).expect("ipc");
+        batches.extend(reader.map(|b| b.expect("batch")));
+    }
+    assert_eq!(
+        batches.iter().map(|b| b.num_rows() as u64).sum::<u64>(),
+        plan.rows
+    );
+    batches
+}
+
+fn ids(batches: &[RecordBatch], column: &str) -> Vec<i64> {
+    batches
+        .iter()
+        .flat_map(|b| {
+            b.column_by_name(column)
+                .expect("column")
+                .as_primitive::<Int64Type>()
+                .values()
+                .to_vec()
+        })
+        .collect()
+}
+
+#[test]
+fn a_large_tail_read_opens_in_one_read() {
+    let file = sample_file();
+    let (parquet, reads) = open(&file, 512 * 1024);
+    assert_eq!(reads.len(), 1, "reads: {reads:?}");
+    let summary = FileSummary::of(&parquet);
+    assert!(summary.has_page_index);
+    assert_eq!(summary.num_rows, ROWS);
+    assert_eq!(summary.row_groups.len(), 3);
+    assert_eq!(summary.columns.len(), 4);
+    assert_eq!(summary.columns[2].path, "s.a");
+}
+
+#[test]
+fn a_small_tail_read_asks_for_metadata_then_page_index() {
+    let file = sample_file();
+    let (parquet, reads) = open(&file, 8);
+    // tail, thrift metadata, page index
+    assert_eq!(reads.len(), 3, "reads: {reads:?}");
+    assert!(parquet.metadata().page_index().is_some());
+}
+
+#[test]
+fn workers_rebuild_the_file_from_footer_bytes() {
+    let file = sample_file();
+    let (parquet, _) = open(&file, 512 * 1024);
+    let rebuilt = ParquetFile::try_from_footer(parquet.file_len(), parquet.footer().to_vec())
+        .expect("rebuild");
+    assert!(rebuilt.metadata().page_index().is_some());
+    assert_eq!(rebuilt.arrow_schema(), parquet.arrow_schema());
+    let footer_bytes: u64 = parquet.footer().iter().map(|(r, _)| r.end - r.start).sum();
+    assert!(footer_bytes < file.len() as u64 / 4);
+}
+
+#[test]
+fn full_scan_returns_every_row_in_order() {
+    let file = sample_file();
+    let (parquet, _) = open(&file, 512 * 1024);
+    let batches = scan(&parquet, &file, &ScanRequest::default());
+    assert_eq!(ids(&batches, "id"), (0..ROWS).collect::<Vec<_>>());
+}
+
+#[test]
+fn limit_fetches_only_the_first_pages_of_projected_columns() {
+    let file = sample_file();
+    let (parquet, _) = open(&file, 512 * 1024);
+    let request = ScanRequest {
+        columns: Some(vec!["id".into(), "name".into()]),
+        limit: Some(100),
+        ..Default::default()
+    };
+    let plan = plan_scan(&parquet, &request).expect("plan");
+    assert_eq!(plan.tasks.len(), 1);
+    let task = &plan.tasks[0];
+    assert_eq!((task.spec.row_group_idx, task.spec.skip, task.spec.take), (0, 0, 100));
+    // Exactly the first data page of each projected column (and the dictionary page of `name`,
+    // when it has one).
+    let page_index = parquet.metadata().page_index_for_row_group(0);
+    let first_page = |col: usize| {
+        let loc = &page_index.offset_index(col).expect("offset index").page_locations()[0];
+        loc.offset as u64..loc.offset as u64 + loc.compressed_page_size as u64
+    };
+    for col in [0usize, 1] {
+        let page = first_page(col);
+        assert!(
+            task.ranges.iter().any(|r| r.start == page.start && r.end == page.end),
+            "first page {page:?} of column {col} not in {:?}",
+            task.ranges
+        );
+    }
+    let chunk_bytes: u64 = (0..2)
+        .map(|c| parquet.metadata().row_group(0).column(c).compressed_size() as u64)
+        .sum();
+    assert!(task.bytes * 4 < chunk_bytes, "{} of {chunk_bytes}", task.bytes);
+    let batches = scan(&parquet, &file, &request);
+    assert_eq!(ids(&batches, "id"), (0..100).collect::<Vec<_>>());
+}
+
+#[test]
+fn offset_and_limit_cross_row_groups() {
+    let file = sample_file();
+    let (parquet, _) = open(&file, 512 * 1024);
+    let request = ScanRequest {
+        columns: Some(vec!["id".into()]),
+        offset: Some(3_990),
+        limit: Some(4_020),
+        batch_size: Some(1_000),
+    };
+    let plan = plan_scan(&parquet, &request).expect("plan");
+    let shape: Vec<_> = plan
+        .tasks
+        .iter()
+        .map(|t| (t.spec.row_group_idx, t.spec.skip, t.spec.take))
+        .collect();
+    assert_eq!(shape, vec![(0, 3_990, 10), (1, 0, 4_000), (2, 0, 10)]);
+    let batches = scan(&parquet, &file, &request);
+    assert_eq!(ids(&batches, "id"), (3_990..8_010).collect::<Vec<_>>());
+    assert!(batches.iter().all(|b| b.num_rows() <= 1_000));
+}
+
+#[test]
+fn offset_past_the_end_plans_nothing() {
+    let file = sample_file();
+    let (parquet, _) = open(&file, 512 * 1024);
+    let request = ScanRequest {
+        offset: Some(ROWS as u64),
+        ..Default::default()
+    };
+    let plan = plan_scan(&parquet, &request).expect("plan");
+    assert!(plan.tasks.is_empty());
+    assert_eq!(plan.rows, 0);
+}
+
+#[test]
+fn columns_come_back_in_requested_order_with_nested_paths() {
+    let file = sample_file();
+    let (parquet, _) = open(&file, 512 * 1024);
+    let request = ScanRequest {
+        columns: Some(vec!["s.a".into(), "id".into()]),
+        limit: Some(10),
+        ..Default::default()
+    };
+    let batches = scan(&parquet, &file, &request);
+    let schema = batches[0].schema();
+    let names: Vec<_> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    assert_eq!(names, ["s", "id"]);
+    let DataType::Struct(children) = schema.field(0).data_type() else {
+        panic!("s is not a struct");
+    };
+    assert_eq!(children.len(), 1, "only s.a is projected");
+    let s = batches[0].column(0).as_struct();
+    let a: Vec<i64> = s.column(0).as_primitive::<Int64Type>().values().to_vec();
+    assert_eq!(a, (0..10).map(|i| i * 2).collect::<Vec<_>>());
+}
+
+#[test]
+fn unknown_columns_are_typed_errors_with_suggestions() {
+    let file = sample_file();
+    let (parquet, _) = open(&file, 512 * 1024);
+    let request = ScanRequest {
+        columns: Some(vec!["nmae".into()]),
+        ..Default::default()
+    };
+    let error = plan_scan(&parquet, &request).expect_err("unknown column");
+    assert_eq!(error.code(), "UNKNOWN_COLUMN");
+    assert!(error.to_string().contains("did you mean 'name'"), "{error}");
+}
+
+#[test]
+fn garbage_is_an_invalid_file() {
+    let bytes = Bytes::from_static(b"this is not a parquet file at all");
+    let len = bytes.len() as u64;
+    let mut loader = MetadataLoader::try_new(len).expect("loader");
+    loader.push(0..len, bytes).expect("push");
+    let error = loader.try_load().expect_err("not parquet");
+    assert_eq!(error.code(), "INVALID_FILE", "{error}");
+}
