@@ -27,15 +27,24 @@ pub enum SkimError {
     /// The file is valid but uses a feature this build cannot decode (codec, encoding, type).
     Unsupported { detail: String },
     /// A projected or filtered column does not exist in the file's schema.
-    UnknownColumn { name: String, suggestions: Vec<String> },
+    UnknownColumn {
+        name: String,
+        suggestions: Vec<String>,
+    },
     /// An option passed by the caller is out of range or malformed.
     InvalidArgument { name: String, detail: String },
     /// The server answered a range request with an error status.
-    HttpStatus { url: String, status: u16, range: String },
+    HttpStatus {
+        url: String,
+        status: u16,
+        range: String,
+    },
     /// The server ignored the `Range` header (answered 200 with the whole body).
     RangeNotSupported { url: String, detail: String },
     /// The server answered with a `Content-Range` that does not match what was asked.
     BadContentRange { url: String, detail: String },
+    /// The file changed between two reads (its ETag or Last-Modified differs).
+    FileChanged { url: String, detail: String },
     /// The request did not complete: DNS, connection, CORS, or a body cut mid-stream.
     Network { url: String, detail: String },
     /// A bug in parquet-skim: an invariant did not hold.
@@ -54,6 +63,7 @@ impl SkimError {
             Self::HttpStatus { .. } => "HTTP_STATUS",
             Self::RangeNotSupported { .. } => "RANGE_NOT_SUPPORTED",
             Self::BadContentRange { .. } => "BAD_CONTENT_RANGE",
+            Self::FileChanged { .. } => "FILE_CHANGED",
             Self::Network { .. } => "NETWORK",
             Self::Internal { .. } => "INTERNAL",
         }
@@ -142,7 +152,9 @@ impl fmt::Display for SkimError {
                     write!(f, "; did you mean {}?", quote_list(suggestions))
                 }
             }
-            Self::InvalidArgument { name, detail } => write!(f, "invalid option '{name}': {detail}"),
+            Self::InvalidArgument { name, detail } => {
+                write!(f, "invalid option '{name}': {detail}")
+            }
             Self::HttpStatus { url, status, range } => write!(
                 f,
                 "expected 206 Partial Content for {range} of {url}, but the server answered \
@@ -157,13 +169,21 @@ impl fmt::Display for SkimError {
                 f,
                 "expected a Content-Range matching the request for {url}, but {detail}"
             ),
+            Self::FileChanged { url, detail } => write!(
+                f,
+                "expected {url} to stay the same during reading, but it changed ({detail}); open \
+                 the file again"
+            ),
             Self::Network { url, detail } => write!(
                 f,
                 "the request for {url} failed: {detail}. Check the network, the URL and the \
                  server's CORS headers (allow Range; expose Content-Range, Content-Length, ETag)"
             ),
             Self::Internal { detail } => {
-                write!(f, "internal error in parquet-skim (please report it): {detail}")
+                write!(
+                    f,
+                    "internal error in parquet-skim (please report it): {detail}"
+                )
             }
         }
     }
@@ -210,6 +230,8 @@ mod tests {
         assert_eq!(nyi.code(), "UNSUPPORTED");
         let eof = SkimError::from_parquet("decoding", ParquetError::EOF("eof".into()));
         assert_eq!(eof.code(), "INVALID_FILE");
-        assert!(eof.to_string().starts_with("expected a valid Parquet file, but decoding: EOF"));
+        assert!(eof
+            .to_string()
+            .starts_with("expected a valid Parquet file, but decoding: EOF"));
     }
 }

@@ -14,7 +14,9 @@
 use std::ops::Range;
 
 use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
-use parquet::arrow::push_decoder::{ParquetPushDecoder, ParquetPushDecoderBuilder, RowGroupSelection};
+use parquet::arrow::push_decoder::{
+    ParquetPushDecoder, ParquetPushDecoderBuilder, RowGroupSelection,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, SkimError};

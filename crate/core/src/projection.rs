@@ -89,7 +89,10 @@ impl Projection {
                 .iter()
                 .map(|&p| Arc::clone(&projected.fields()[p]))
                 .collect();
-            Arc::new(Schema::new_with_metadata(fields, projected.metadata().clone()))
+            Arc::new(Schema::new_with_metadata(
+                fields,
+                projected.metadata().clone(),
+            ))
         };
         Ok(Self {
             mask,

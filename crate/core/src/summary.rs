@@ -119,7 +119,11 @@ impl FileSummary {
             created_by: file_metadata.created_by().map(str::to_owned),
             key_value_metadata,
             columns,
-            row_groups: metadata.row_groups().iter().map(row_group_summary).collect(),
+            row_groups: metadata
+                .row_groups()
+                .iter()
+                .map(row_group_summary)
+                .collect(),
             has_page_index: metadata.page_index().is_some(),
             footer_bytes: file.footer().iter().map(|(r, _)| r.end - r.start).sum(),
         }

@@ -38,12 +38,16 @@ fn sample_file() -> Bytes {
         Arc::clone(&schema),
         vec![
             Arc::new(Int64Array::from(ids.clone())) as ArrayRef,
-            Arc::new(StringArray::from_iter_values(ids.iter().map(|i| format!("name-{i}")))),
+            Arc::new(StringArray::from_iter_values(
+                ids.iter().map(|i| format!("name-{i}")),
+            )),
             Arc::new(StructArray::new(
                 s_fields,
                 vec![
                     Arc::new(Int64Array::from_iter_values(ids.iter().map(|i| i * 2))) as ArrayRef,
-                    Arc::new(StringArray::from_iter_values(ids.iter().map(|i| format!("b{i}")))),
+                    Arc::new(StringArray::from_iter_values(
+                        ids.iter().map(|i| format!("b{i}")),
+                    )),
                 ],
                 None,
             )),
@@ -76,7 +80,9 @@ fn open(file: &Bytes, tail: u64) -> (ParquetFile, Vec<Range<u64>>) {
     let mut loader = MetadataLoader::try_new(len).expect("loader");
     let first = len.saturating_sub(tail)..len;
     let mut reads = vec![first.clone()];
-    loader.push(first.clone(), slice(file, &first)).expect("push");
+    loader
+        .push(first.clone(), slice(file, &first))
+        .expect("push");
     loop {
         match loader.try_load().expect("load") {
             LoadStep::Loaded(parquet) => return (*parquet, reads),
@@ -182,18 +188,26 @@ fn limit_fetches_only_the_first_pages_of_projected_columns() {
     let plan = plan_scan(&parquet, &request).expect("plan");
     assert_eq!(plan.tasks.len(), 1);
     let task = &plan.tasks[0];
-    assert_eq!((task.spec.row_group_idx, task.spec.skip, task.spec.take), (0, 0, 100));
+    assert_eq!(
+        (task.spec.row_group_idx, task.spec.skip, task.spec.take),
+        (0, 0, 100)
+    );
     // Exactly the first data page of each projected column (and the dictionary page of `name`,
     // when it has one).
     let page_index = parquet.metadata().page_index_for_row_group(0);
     let first_page = |col: usize| {
-        let loc = &page_index.offset_index(col).expect("offset index").page_locations()[0];
+        let loc = &page_index
+            .offset_index(col)
+            .expect("offset index")
+            .page_locations()[0];
         loc.offset as u64..loc.offset as u64 + loc.compressed_page_size as u64
     };
     for col in [0usize, 1] {
         let page = first_page(col);
         assert!(
-            task.ranges.iter().any(|r| r.start == page.start && r.end == page.end),
+            task.ranges
+                .iter()
+                .any(|r| r.start == page.start && r.end == page.end),
             "first page {page:?} of column {col} not in {:?}",
             task.ranges
         );
@@ -201,7 +215,11 @@ fn limit_fetches_only_the_first_pages_of_projected_columns() {
     let chunk_bytes: u64 = (0..2)
         .map(|c| parquet.metadata().row_group(0).column(c).compressed_size() as u64)
         .sum();
-    assert!(task.bytes * 4 < chunk_bytes, "{} of {chunk_bytes}", task.bytes);
+    assert!(
+        task.bytes * 4 < chunk_bytes,
+        "{} of {chunk_bytes}",
+        task.bytes
+    );
     let batches = scan(&parquet, &file, &request);
     assert_eq!(ids(&batches, "id"), (0..100).collect::<Vec<_>>());
 }

@@ -1,0 +1,133 @@
+//! Deterministic data for the explorer, the tests and the benchmarks.
+//!
+//! `parquet-skim-datagen lineitem --sf 1 --out lineitem.parquet` writes TPC-H lineitem (tpchgen,
+//! the Rust port of dbgen) with the arrow-rs Parquet writer: page-level statistics so the file has
+//! a column index and an offset index, string columns as plain `Utf8`. The same arguments always
+//! give the same bytes, so files can be regenerated instead of downloaded, and cached by name.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use tpchgen::generators::LineItemGenerator;
+use tpchgen_arrow::LineItemArrow;
+
+/// What to write and how.
+struct Options {
+    scale_factor: f64,
+    out: PathBuf,
+    row_group_rows: usize,
+    page_bytes: usize,
+    compression: Compression,
+}
+
+fn main() -> ExitCode {
+    match parse(std::env::args().skip(1).collect()).and_then(|o| write_lineitem(&o)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("parquet-skim-datagen: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn parse(args: Vec<String>) -> Result<Options, String> {
+    let usage = "usage: parquet-skim-datagen lineitem --sf N --out PATH [--row-group-rows N] \
+                 [--page-bytes N] [--compression snappy|zstd|uncompressed]";
+    let mut args = args.into_iter();
+    if args.next().as_deref() != Some("lineitem") {
+        return Err(usage.into());
+    }
+    let mut options = Options {
+        scale_factor: 1.0,
+        out: PathBuf::new(),
+        row_group_rows: 1_048_576,
+        page_bytes: 1024 * 1024,
+        compression: Compression::SNAPPY,
+    };
+    while let Some(flag) = args.next() {
+        let value = args
+            .next()
+            .ok_or_else(|| format!("{flag} needs a value; {usage}"))?;
+        let number = |v: &str| {
+            v.parse::<f64>()
+                .map_err(|_| format!("{flag}: '{v}' is not a number"))
+        };
+        match flag.as_str() {
+            "--sf" => options.scale_factor = number(&value)?,
+            "--out" => options.out = PathBuf::from(value),
+            "--row-group-rows" => options.row_group_rows = number(&value)? as usize,
+            "--page-bytes" => options.page_bytes = number(&value)? as usize,
+            "--compression" => {
+                options.compression = match value.as_str() {
+                    "snappy" => Compression::SNAPPY,
+                    "zstd" => Compression::ZSTD(ZstdLevel::default()),
+                    "uncompressed" => Compression::UNCOMPRESSED,
+                    other => return Err(format!("unknown compression '{other}'; {usage}")),
+                }
+            }
+            other => return Err(format!("unknown flag '{other}'; {usage}")),
+        }
+    }
+    if options.out.as_os_str().is_empty() {
+        return Err(usage.into());
+    }
+    Ok(options)
+}
+
+fn write_lineitem(options: &Options) -> Result<(), String> {
+    let generator = LineItemGenerator::new(options.scale_factor, 1, 1);
+    let batches = LineItemArrow::new(generator).with_batch_size(65_536);
+    let schema = plain_strings(&LineItemArrow::schema_ref());
+    let props = WriterProperties::builder()
+        .set_compression(options.compression)
+        .set_max_row_group_row_count(Some(options.row_group_rows))
+        .set_data_page_size_limit(options.page_bytes)
+        .set_statistics_enabled(EnabledStatistics::Page)
+        .set_created_by("parquet-skim-datagen (arrow-rs parquet 60)".into())
+        .build();
+    let tmp = options.out.with_extension("parquet.partial");
+    let file = File::create(&tmp).map_err(|e| format!("creating {}: {e}", tmp.display()))?;
+    let mut writer = ArrowWriter::try_new(BufWriter::new(file), Arc::clone(&schema), Some(props))
+        .map_err(|e| e.to_string())?;
+    let mut rows = 0usize;
+    for batch in batches {
+        let batch = batch.map_err(|e| e.to_string())?;
+        let columns = batch
+            .columns()
+            .iter()
+            .zip(schema.fields())
+            .map(|(c, f)| arrow_cast::cast(c, f.data_type()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())?;
+        let batch =
+            RecordBatch::try_new(Arc::clone(&schema), columns).map_err(|e| e.to_string())?;
+        rows += batch.num_rows();
+        writer.write(&batch).map_err(|e| e.to_string())?;
+    }
+    writer.close().map_err(|e| e.to_string())?;
+    std::fs::rename(&tmp, &options.out)
+        .map_err(|e| format!("renaming to {}: {e}", options.out.display()))?;
+    println!("wrote {rows} lineitem rows to {}", options.out.display());
+    Ok(())
+}
+
+/// The generator's schema with string views replaced by plain strings.
+fn plain_strings(schema: &SchemaRef) -> SchemaRef {
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| match f.data_type() {
+            DataType::Utf8View => f.as_ref().clone().with_data_type(DataType::Utf8),
+            _ => f.as_ref().clone(),
+        })
+        .collect();
+    Arc::new(Schema::new(fields))
+}

@@ -1,0 +1,292 @@
+//! The JS API of the WebAssembly module: the only `#[wasm_bindgen]` exports.
+//!
+//! Each export is a thin wrapper: convert arguments, call `parquet-skim-core` or [`Source`],
+//! convert the `SkimError` into a JS error with a `code`. Structured results cross as JSON text
+//! (plans, summaries, logs: small, and `JSON.parse` is fast) or as `Uint8Array` (bytes, IPC).
+//! Positions are `f64` on the JS side and checked to be exact integers below 2^53.
+//!
+//! Async methods clone an `Rc` before awaiting so no borrow of a JS-owned object spans an await.
+
+use std::ops::Range;
+use std::rc::Rc;
+
+use bytes::Bytes;
+use js_sys::{Array, Object, Promise, Reflect, Uint8Array};
+use parquet_skim_core::{
+    ipc::schema_to_ipc, plan_scan, FileSummary, LoadStep, MetadataLoader, ParquetFile, ScanRequest,
+    SkimError, TaskDecoder, TaskRun, TaskSpec,
+};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+use web_sys::Blob;
+
+use crate::http::HttpOptions;
+use crate::js_error::{js_result, to_js};
+use crate::source::Source;
+
+/// A readable file (URL, Blob or bytes) with its request log.
+#[wasm_bindgen(js_name = Source)]
+pub struct JsSource {
+    inner: Rc<Source>,
+}
+
+#[wasm_bindgen(js_class = Source)]
+impl JsSource {
+    /// A file served over HTTP(S). `headers` alternates names and values. `size`, when known,
+    /// avoids the suffix range read (and its CORS preflight).
+    #[wasm_bindgen(js_name = fromUrl)]
+    pub fn from_url(
+        url: String,
+        headers: Vec<String>,
+        credentials: Option<String>,
+        size: Option<f64>,
+    ) -> Result<JsSource, JsValue> {
+        if headers.len() % 2 != 0 {
+            return Err(to_js(&SkimError::invalid_argument(
+                "headers",
+                "expected name/value pairs",
+            )));
+        }
+        let headers = headers
+            .chunks_exact(2)
+            .map(|pair| (pair[0].clone(), pair[1].clone()))
+            .collect();
+        let size = size
+            .map(|s| position("size", s))
+            .transpose()
+            .map_err(|e| to_js(&e))?;
+        let options = HttpOptions {
+            headers,
+            credentials,
+        };
+        Ok(Self {
+            inner: Rc::new(Source::http(url, options, size)),
+        })
+    }
+
+    /// A `Blob` or `File`.
+    #[wasm_bindgen(js_name = fromBlob)]
+    pub fn from_blob(blob: Blob) -> JsSource {
+        Self {
+            inner: Rc::new(Source::blob(blob)),
+        }
+    }
+
+    /// Bytes in memory.
+    #[wasm_bindgen(js_name = fromBytes)]
+    pub fn from_bytes(bytes: Uint8Array) -> JsSource {
+        Self {
+            inner: Rc::new(Source::bytes(bytes)),
+        }
+    }
+
+    /// Reads bytes `start..end`; resolves to a `Uint8Array`.
+    pub fn read(&self, start: f64, end: f64) -> Promise {
+        let source = Rc::clone(&self.inner);
+        future_to_promise(async move {
+            let range = js_result(range(start, end))?;
+            js_result(source.read(range).await).map(JsValue::from)
+        })
+    }
+
+    /// Reads the metadata with one read of the last `tailBytes` (more only if the footer and page
+    /// index are larger); resolves to a `ParquetFileHandle`.
+    pub fn open(&self, tail_bytes: f64) -> Promise {
+        let source = Rc::clone(&self.inner);
+        future_to_promise(async move {
+            let tail = js_result(position("footerReadBytes", tail_bytes))?;
+            let file = js_result(open(&source, tail.max(8)).await)?;
+            Ok(JsFile {
+                file: Rc::new(file),
+            }
+            .into())
+        })
+    }
+
+    /// Every read so far as JSON: `[{start, end, range, status, bytes, ms}]`.
+    #[wasm_bindgen(js_name = requestLog)]
+    pub fn request_log(&self) -> String {
+        serde_json::to_string(&self.inner.log()).unwrap_or_else(|_| "[]".into())
+    }
+
+    /// The file's ETag or Last-Modified, once seen.
+    #[wasm_bindgen(getter)]
+    pub fn version(&self) -> Option<String> {
+        self.inner.version()
+    }
+}
+
+async fn open(source: &Source, tail: u64) -> Result<ParquetFile, SkimError> {
+    let (start, data) = source.read_tail(tail).await?;
+    let file_len = source
+        .file_len()
+        .ok_or_else(|| SkimError::internal("file size unknown after the tail read"))?;
+    let mut loader = MetadataLoader::try_new(file_len)?;
+    loader.push(
+        start..start + u64::from(data.length()),
+        Bytes::from(data.to_vec()),
+    )?;
+    loop {
+        match loader.try_load()? {
+            LoadStep::Loaded(file) => return Ok(*file),
+            LoadStep::NeedsRanges(ranges) => {
+                // One request covering everything asked (footer pieces are adjacent).
+                let span = ranges
+                    .iter()
+                    .cloned()
+                    .reduce(|a, r| a.start.min(r.start)..a.end.max(r.end))
+                    .ok_or_else(|| SkimError::internal("metadata decoder asked for nothing"))?;
+                let data = source.read(span.clone()).await?;
+                loader.push(span, Bytes::from(data.to_vec()))?;
+            }
+        }
+    }
+}
+
+/// A file whose metadata is decoded: summary, schema, scan planning.
+#[wasm_bindgen(js_name = ParquetFileHandle)]
+pub struct JsFile {
+    file: Rc<ParquetFile>,
+}
+
+#[wasm_bindgen(js_class = ParquetFileHandle)]
+impl JsFile {
+    /// Rebuilds a file from footer regions (as a worker does): `starts[i]` is where
+    /// `buffers[i]` begins in the file.
+    #[wasm_bindgen(js_name = fromFooter)]
+    pub fn from_footer(file_len: f64, starts: Vec<f64>, buffers: Array) -> Result<JsFile, JsValue> {
+        let file_len = js_result(position("fileLen", file_len))?;
+        let mut footer = Vec::with_capacity(starts.len());
+        for (i, start) in starts.into_iter().enumerate() {
+            let start = js_result(position("footer start", start))?;
+            let bytes = Uint8Array::new(&buffers.get(i as u32)).to_vec();
+            footer.push((start..start + bytes.len() as u64, Bytes::from(bytes)));
+        }
+        js_result(ParquetFile::try_from_footer(file_len, footer)).map(|file| JsFile {
+            file: Rc::new(file),
+        })
+    }
+
+    /// Size of the file in bytes.
+    #[wasm_bindgen(getter, js_name = fileLen)]
+    pub fn file_len(&self) -> f64 {
+        self.file.file_len() as f64
+    }
+
+    /// The file's metadata summary as JSON (see `FileSummary`).
+    pub fn summary(&self) -> Result<String, JsValue> {
+        serde_json::to_string(&FileSummary::of(&self.file))
+            .map_err(|e| to_js(&SkimError::internal(e.to_string())))
+    }
+
+    /// The Arrow schema as an IPC stream with no batches.
+    #[wasm_bindgen(js_name = schemaIpc)]
+    pub fn schema_ipc(&self) -> Result<Uint8Array, JsValue> {
+        js_result(schema_to_ipc(self.file.arrow_schema())).map(|b| Uint8Array::from(&b[..]))
+    }
+
+    /// Where each footer region starts.
+    #[wasm_bindgen(js_name = footerStarts)]
+    pub fn footer_starts(&self) -> Vec<f64> {
+        self.file
+            .footer()
+            .iter()
+            .map(|(r, _)| r.start as f64)
+            .collect()
+    }
+
+    /// The footer regions' bytes (copies, ready to transfer to a worker).
+    #[wasm_bindgen(js_name = footerBuffers)]
+    pub fn footer_buffers(&self) -> Array {
+        self.file
+            .footer()
+            .iter()
+            .map(|(_, bytes)| JsValue::from(Uint8Array::from(&bytes[..])))
+            .collect()
+    }
+
+    /// Plans a scan. `request` is JSON `{columns?, offset?, limit?, batchSize?}`; returns the
+    /// plan as JSON `{tasks: [{spec, ranges, bytes}], rows}`.
+    #[wasm_bindgen(js_name = planScan)]
+    pub fn plan_scan(&self, request: &str) -> Result<String, JsValue> {
+        let request: ScanRequest = js_result(parse_json("scan options", request))?;
+        let plan = js_result(plan_scan(&self.file, &request))?;
+        serde_json::to_string(&plan).map_err(|e| to_js(&SkimError::internal(e.to_string())))
+    }
+}
+
+/// One read task being decoded.
+#[wasm_bindgen(js_name = Task)]
+pub struct JsTask {
+    decoder: TaskDecoder,
+}
+
+#[wasm_bindgen(js_class = Task)]
+impl JsTask {
+    /// A task of `file`; `spec` is the JSON of a planned task's `spec`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(file: &JsFile, spec: &str) -> Result<JsTask, JsValue> {
+        let spec: TaskSpec = js_result(parse_json("task", spec))?;
+        js_result(TaskDecoder::try_new(&file.file, &spec)).map(|decoder| JsTask { decoder })
+    }
+
+    /// Gives the task bytes `start..start + data.length` of the file.
+    pub fn push(&mut self, start: f64, data: Uint8Array) -> Result<(), JsValue> {
+        let start = js_result(position("start", start))?;
+        let bytes = Bytes::from(data.to_vec());
+        js_result(self.decoder.push(start..start + bytes.len() as u64, bytes))
+    }
+
+    /// Decodes as far as the pushed bytes allow. Returns `{needs: [start, end, ...]}` or
+    /// `{ipc: Uint8Array, rows, batches}`.
+    pub fn run(&mut self) -> Result<Object, JsValue> {
+        let out = Object::new();
+        match js_result(self.decoder.run())? {
+            TaskRun::NeedsRanges(ranges) => {
+                let flat: Array = ranges
+                    .iter()
+                    .flat_map(|r| [r.start as f64, r.end as f64])
+                    .map(JsValue::from)
+                    .collect();
+                Reflect::set(&out, &"needs".into(), &flat)?;
+            }
+            TaskRun::Done(output) => {
+                Reflect::set(&out, &"ipc".into(), &Uint8Array::from(&output.ipc[..]))?;
+                Reflect::set(&out, &"rows".into(), &(output.rows as f64).into())?;
+                Reflect::set(&out, &"batches".into(), &(output.batches as f64).into())?;
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn parse_json<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> Result<T, SkimError> {
+    serde_json::from_str(text)
+        .map_err(|e| SkimError::invalid_argument(what, format!("expected valid {what}: {e}")))
+}
+
+/// Largest integer a JS number holds exactly.
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// A JS number that must be a byte position or count.
+fn position(name: &str, value: f64) -> Result<u64, SkimError> {
+    if value.is_finite() && value >= 0.0 && value.fract() == 0.0 && value <= MAX_SAFE_INTEGER {
+        Ok(value as u64)
+    } else {
+        Err(SkimError::invalid_argument(
+            name,
+            format!("expected a whole number from 0 to 2^53-1, got {value}"),
+        ))
+    }
+}
+
+fn range(start: f64, end: f64) -> Result<Range<u64>, SkimError> {
+    let (start, end) = (position("start", start)?, position("end", end)?);
+    if start > end {
+        return Err(SkimError::invalid_argument(
+            "range",
+            format!("expected start <= end, got {start}..{end}"),
+        ));
+    }
+    Ok(start..end)
+}
