@@ -13,7 +13,7 @@ use std::rc::Rc;
 use bytes::Bytes;
 use js_sys::{Array, Object, Promise, Reflect, Uint8Array};
 use parquet_skim_core::{
-    ipc::schema_to_ipc, plan_scan, FileSummary, LoadStep, MetadataLoader, ParquetFile, ScanRequest,
+    ipc::schema_to_ipc, plan_scan, projection::Projection, FileSummary, LoadStep, MetadataLoader, ParquetFile, ScanRequest,
     SkimError, TaskDecoder, TaskRun, TaskSpec,
 };
 use wasm_bindgen::prelude::*;
@@ -183,6 +183,15 @@ impl JsFile {
     #[wasm_bindgen(js_name = schemaIpc)]
     pub fn schema_ipc(&self) -> Result<Uint8Array, JsValue> {
         js_result(schema_to_ipc(self.file.arrow_schema())).map(|b| Uint8Array::from(&b[..]))
+    }
+
+    /// The schema a scan with `request` (JSON scan options) returns, as an IPC stream with no
+    /// batches: what an empty result still has.
+    #[wasm_bindgen(js_name = scanSchemaIpc)]
+    pub fn scan_schema_ipc(&self, request: &str) -> Result<Uint8Array, JsValue> {
+        let request: ScanRequest = js_result(parse_json("scan options", request))?;
+        let projection = js_result(Projection::try_new(&self.file, request.columns.as_deref()))?;
+        js_result(schema_to_ipc(projection.output_schema())).map(|b| Uint8Array::from(&b[..]))
     }
 
     /// Where each footer region starts.

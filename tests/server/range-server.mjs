@@ -1,0 +1,393 @@
+/**
+ * range-server — a small static HTTP server that speaks byte ranges, for the
+ * browser tests, the benchmarks and the explorer.
+ *
+ * Design note
+ * - Plain Node (node:http, node:fs), no dependencies and no build step, so the
+ *   same file runs under vitest, Playwright's webServer and `node` directly.
+ * - `mounts` maps URL prefixes to directories; the longest matching prefix
+ *   wins. The path below the prefix is percent-decoded once and then checked
+ *   segment by segment: any `..` segment, a NUL byte, a backslash, or a
+ *   resolved path outside the mount root is answered with 403 before the file
+ *   system is touched. A directory URL ending in `/` serves its index.html; a
+ *   directory URL without the slash is redirected (301) to the slashed form.
+ * - Ranges follow RFC 9110 §14: one `bytes=a-b`, `bytes=a-` or `bytes=-n`
+ *   range gives 206 with `Content-Range: bytes start-end/total` (end clamped to
+ *   size-1); a satisfiable-looking but out-of-file range gives 416 with
+ *   `Content-Range: bytes *\/total`; several ranges (a comma) are answered with
+ *   the whole body as 200, which the RFC allows; a syntactically invalid Range
+ *   header is ignored (200). `If-Range` that does not match the current ETag
+ *   or date also falls back to the full 200 body. `If-Match` failures give 412
+ *   and `If-None-Match` matches give 304, so readers can pin a file version.
+ * - Sizes and offsets are plain JS numbers (exact up to 2^53), never 32-bit
+ *   arithmetic, so files larger than 4 GiB are served correctly; bodies are
+ *   streamed with fs.createReadStream({ start, end }).
+ * - Every response carries CORS headers (any origin, range headers exposed),
+ *   cross-origin-isolation headers (COOP/COEP/CORP, for SharedArrayBuffer in
+ *   the pages it serves), `Cache-Control: no-store`, `Accept-Ranges: bytes`.
+ * - `latencyMs` delays the start of every response, to simulate a network
+ *   round trip. Every request, OPTIONS included, is appended to `log` as
+ *   `{ method, path, range, status, bytes, ms }`; the entry is pushed once the
+ *   last body byte has been handed to the socket (before the response is
+ *   ended), so a client that has read the whole body always finds its entry.
+ * - CLI: `node tests/server/range-server.mjs --mount /=DIR --mount /data/=DIR
+ *   [--port N] [--host H] [--latency MS]` prints `listening on URL` and runs
+ *   until SIGINT or SIGTERM.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const CONTENT_TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.htm': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.txt': 'text/plain; charset=utf-8',
+  '.parquet': 'application/octet-stream',
+  '.arrow': 'application/octet-stream',
+};
+
+const COMMON_HEADERS = {
+  'Accept-Ranges': 'bytes',
+  'Cache-Control': 'no-store',
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Expose-Headers': 'Content-Range, Content-Length, ETag, Last-Modified, Accept-Ranges',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Embedder-Policy': 'require-corp',
+  'Cross-Origin-Resource-Policy': 'cross-origin',
+};
+
+const PREFLIGHT_HEADERS = {
+  'Access-Control-Allow-Headers': 'Range, If-Match, If-None-Match, Authorization, Content-Type, X-Test',
+  'Access-Control-Allow-Methods': 'GET, HEAD, OPTIONS',
+  'Access-Control-Max-Age': '600',
+};
+
+/** Content-Type for a file name; unknown extensions are opaque bytes. */
+export function contentTypeFor(fileName) {
+  return CONTENT_TYPES[path.extname(fileName).toLowerCase()] ?? 'application/octet-stream';
+}
+
+/**
+ * Interpret a Range header against a body of `size` bytes.
+ * Returns { kind: 'full' } (serve 200), { kind: 'range', start, end } (206,
+ * end inclusive) or { kind: 'unsatisfiable' } (416).
+ */
+export function parseRange(header, size) {
+  if (header == null) return { kind: 'full' };
+  const value = header.trim();
+  const eq = value.indexOf('=');
+  if (eq < 0 || value.slice(0, eq).trim().toLowerCase() !== 'bytes') return { kind: 'full' };
+  const spec = value.slice(eq + 1).trim();
+  if (spec.includes(',')) return { kind: 'full' };
+  const m = /^(\d*)\s*-\s*(\d*)$/.exec(spec);
+  if (!m || (m[1] === '' && m[2] === '')) return { kind: 'full' };
+  if (m[1] === '') {
+    const suffix = Number(m[2]);
+    if (suffix === 0 || size === 0) return { kind: 'unsatisfiable' };
+    return { kind: 'range', start: Math.max(0, size - suffix), end: size - 1 };
+  }
+  const start = Number(m[1]);
+  const last = m[2] === '' ? Number.POSITIVE_INFINITY : Number(m[2]);
+  if (last < start) return { kind: 'full' };
+  if (start >= size) return { kind: 'unsatisfiable' };
+  return { kind: 'range', start, end: Math.min(last, size - 1) };
+}
+
+function etagOf(stat) {
+  return `"${stat.size.toString(16)}-${Math.floor(stat.mtimeMs).toString(16)}"`;
+}
+
+function listMatches(header, etag) {
+  return header
+    .split(',')
+    .map((t) => t.trim().replace(/^W\//, ''))
+    .some((t) => t === '*' || t === etag);
+}
+
+/** Normalise the mounts object into [{ prefix, root }] sorted longest first. */
+function normaliseMounts(mounts) {
+  const list = Object.entries(mounts ?? {}).map(([prefix, dir]) => {
+    if (!prefix.startsWith('/')) throw new Error(`mount prefix must start with '/': ${prefix}`);
+    const root = path.resolve(dir);
+    if (!fs.statSync(root).isDirectory()) throw new Error(`mount ${prefix} is not a directory: ${root}`);
+    return { prefix: prefix.endsWith('/') ? prefix : `${prefix}/`, root };
+  });
+  if (list.length === 0) throw new Error('startRangeServer needs at least one mount');
+  return list.sort((a, b) => b.prefix.length - a.prefix.length);
+}
+
+/**
+ * Map a raw request target to a file path.
+ * Returns { file } or { status } (400 malformed, 403 forbidden, 404 unmounted).
+ */
+function resolveTarget(rawUrl, mounts) {
+  const rawPath = rawUrl.split(/[?#]/, 1)[0];
+  let decoded;
+  try {
+    decoded = decodeURIComponent(rawPath);
+  } catch {
+    return { status: 400 };
+  }
+  if (!decoded.startsWith('/')) return { status: 400 };
+  const mount = mounts.find((m) => decoded.startsWith(m.prefix));
+  if (!mount) return { status: 404 };
+  const rest = decoded.slice(mount.prefix.length);
+  if (rest.includes('\0') || rest.includes('\\')) return { status: 403 };
+  const segments = rest.split('/');
+  if (segments.some((s) => s === '..' || s === '.')) return { status: 403 };
+  const file = path.resolve(mount.root, ...segments.filter((s) => s !== ''));
+  if (file !== mount.root && !file.startsWith(mount.root + path.sep)) return { status: 403 };
+  return { file, pathname: decoded };
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Start the server. Resolves once it is listening.
+ * @param {{ mounts: Record<string, string>, host?: string, port?: number,
+ *   latencyMs?: number, headers?: Record<string, string> }} options
+ * @returns {Promise<{ url: string, log: Array<{ method: string, path: string,
+ *   range: string | null, status: number, bytes: number, ms: number }>,
+ *   resetLog: () => void, close: () => Promise<void> }>}
+ */
+export async function startRangeServer({ mounts, host = '127.0.0.1', port = 0, latencyMs = 0, headers = {} }) {
+  const mountList = normaliseMounts(mounts);
+  const log = [];
+
+  const server = http.createServer((req, res) => {
+    handle(req, res).catch((err) => {
+      if (!res.headersSent) {
+        res.writeHead(500, {
+          ...COMMON_HEADERS,
+          ...headers,
+          'Content-Type': 'text/plain',
+        });
+        res.end(String(err?.message ?? err));
+      } else {
+        res.destroy(err);
+      }
+    });
+  });
+
+  async function handle(req, res) {
+    const started = performance.now();
+    const entry = {
+      method: req.method ?? '',
+      path: req.url ?? '',
+      range: req.headers.range ?? null,
+      authorization: req.headers.authorization ?? null,
+      status: 0,
+      bytes: 0,
+      ms: 0,
+    };
+    let logged = false;
+    const record = () => {
+      if (logged) return;
+      logged = true;
+      entry.status = res.statusCode;
+      entry.ms = performance.now() - started;
+      log.push(entry);
+    };
+    res.on('close', record);
+
+    const reply = (status, extra = {}, body = '') => {
+      const payload = req.method === 'HEAD' ? '' : body;
+      const length = status === 204 || status === 304 ? {} : { 'Content-Length': String(Buffer.byteLength(body)) };
+      res.writeHead(status, {
+        ...COMMON_HEADERS,
+        ...headers,
+        ...length,
+        ...extra,
+      });
+      entry.bytes = Buffer.byteLength(payload);
+      record();
+      res.end(payload);
+    };
+
+    if (latencyMs > 0) await sleep(latencyMs);
+
+    if (req.method === 'OPTIONS') return reply(204, PREFLIGHT_HEADERS);
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      return reply(405, { Allow: 'GET, HEAD, OPTIONS', 'Content-Type': 'text/plain' }, 'method not allowed\n');
+    }
+
+    const target = resolveTarget(entry.path, mountList);
+    if (target.status) {
+      return reply(target.status, { 'Content-Type': 'text/plain' }, `${http.STATUS_CODES[target.status]}\n`);
+    }
+    let file = target.file;
+    let stat = await fs.promises.stat(file).catch(() => null);
+    if (stat?.isDirectory()) {
+      if (!target.pathname.endsWith('/')) {
+        const query = entry.path.slice(entry.path.split(/[?#]/, 1)[0].length);
+        return reply(301, {
+          Location: `${entry.path.split(/[?#]/, 1)[0]}/${query}`,
+        });
+      }
+      file = path.join(file, 'index.html');
+      stat = await fs.promises.stat(file).catch(() => null);
+    }
+    if (!stat?.isFile()) return reply(404, { 'Content-Type': 'text/plain' }, 'Not Found\n');
+
+    const size = stat.size;
+    const etag = etagOf(stat);
+    const lastModified = stat.mtime.toUTCString();
+    const fileHeaders = {
+      ETag: etag,
+      'Last-Modified': lastModified,
+      'Content-Type': contentTypeFor(file),
+    };
+
+    const ifMatch = req.headers['if-match'];
+    if (ifMatch && !listMatches(ifMatch, etag)) return reply(412, fileHeaders);
+    const ifNoneMatch = req.headers['if-none-match'];
+    if (ifNoneMatch && listMatches(ifNoneMatch, etag)) return reply(304, { ETag: etag, 'Last-Modified': lastModified });
+
+    let rangeHeader = req.headers.range ?? null;
+    const ifRange = req.headers['if-range'];
+    if (rangeHeader && ifRange) {
+      const fresh = ifRange.startsWith('"') || ifRange.startsWith('W/') ? ifRange === etag : ifRange === lastModified;
+      if (!fresh) rangeHeader = null;
+    }
+    const range = parseRange(rangeHeader, size);
+    if (range.kind === 'unsatisfiable') {
+      return reply(416, {
+        ...fileHeaders,
+        'Content-Range': `bytes */${size}`,
+        'Content-Type': 'text/plain',
+      });
+    }
+
+    const start = range.kind === 'range' ? range.start : 0;
+    const end = range.kind === 'range' ? range.end : size - 1;
+    const length = end - start + 1;
+    const status = range.kind === 'range' ? 206 : 200;
+    const bodyHeaders = { ...fileHeaders, 'Content-Length': String(length) };
+    if (status === 206) bodyHeaders['Content-Range'] = `bytes ${start}-${end}/${size}`;
+
+    if (req.method === 'HEAD' || length === 0) {
+      res.writeHead(status, { ...COMMON_HEADERS, ...headers, ...bodyHeaders });
+      record();
+      res.end();
+      return;
+    }
+
+    res.writeHead(status, { ...COMMON_HEADERS, ...headers, ...bodyHeaders });
+    const stream = fs.createReadStream(file, { start, end });
+    res.on('close', () => stream.destroy());
+    res.on('drain', () => stream.resume());
+    stream.on('data', (chunk) => {
+      entry.bytes += chunk.length;
+      if (!res.write(chunk)) stream.pause();
+    });
+    stream.on('end', () => {
+      record();
+      res.end();
+    });
+    stream.on('error', (err) => {
+      record();
+      res.destroy(err);
+    });
+  }
+
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const hostPart = address.family === 'IPv6' || address.family === 6 ? `[${address.address}]` : address.address;
+
+  return {
+    url: `http://${hostPart}:${address.port}`,
+    log,
+    resetLog() {
+      log.length = 0;
+    },
+    close() {
+      return new Promise((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+/** Parse CLI arguments into startRangeServer options. */
+export function parseCliArgs(argv) {
+  const options = { mounts: {}, host: '127.0.0.1', port: 0, latencyMs: 0 };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const [flag, inline] =
+      arg.includes('=') && arg.startsWith('--')
+        ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+        : [arg, undefined];
+    const value = () => {
+      if (inline !== undefined) return inline;
+      const next = argv[++i];
+      if (next === undefined) throw new Error(`${flag} needs a value`);
+      return next;
+    };
+    switch (flag) {
+      case '--mount': {
+        const spec = value();
+        const eq = spec.indexOf('=');
+        if (eq <= 0) throw new Error(`--mount expects PREFIX=DIR, got ${spec}`);
+        options.mounts[spec.slice(0, eq)] = path.resolve(spec.slice(eq + 1));
+        break;
+      }
+      case '--port':
+        options.port = Number(value());
+        break;
+      case '--host':
+        options.host = value();
+        break;
+      case '--latency':
+        options.latencyMs = Number(value());
+        break;
+      default:
+        throw new Error(`unknown argument: ${arg}`);
+    }
+  }
+  if (!Number.isInteger(options.port) || options.port < 0) throw new Error('--port must be a non-negative integer');
+  if (!Number.isFinite(options.latencyMs) || options.latencyMs < 0) throw new Error('--latency must be >= 0');
+  return options;
+}
+
+async function main() {
+  let options;
+  try {
+    options = parseCliArgs(process.argv.slice(2));
+  } catch (err) {
+    console.error(`range-server: ${err.message}`);
+    console.error(
+      'usage: node tests/server/range-server.mjs --mount /=DIR [--mount /data/=DIR] [--port N] [--host H] [--latency MS]',
+    );
+    process.exit(2);
+  }
+  const server = await startRangeServer(options);
+  console.log(`listening on ${server.url}`);
+  const stop = () => {
+    server.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(fs.realpathSync(process.argv[1])).href) {
+  await main();
+}

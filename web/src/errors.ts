@@ -1,0 +1,126 @@
+/**
+ * Errors of parquet-skim: one class, {@link ParquetSkimError}, with a stable {@link ErrorCode}.
+ *
+ * Errors are born in three places: the Rust core (a JS `Error` with `name` and `code`), the
+ * worker boundary (serialized as plain `{name, code, message, stack}` because `Error` objects do
+ * not survive `postMessage` faithfully in every browser), and this package (pool, arguments).
+ * {@link toSkimError} turns any of them back into a `ParquetSkimError`, so callers branch on
+ * `error.code` and never parse messages.
+ */
+
+/** Every code a {@link ParquetSkimError} can carry. Codes never change meaning. */
+export type ErrorCode =
+  /** The bytes are not a valid Parquet file (bad magic, truncated, corrupt metadata or pages). */
+  | 'INVALID_FILE'
+  /** The file (or the requested columns) is encrypted with Parquet modular encryption. */
+  | 'ENCRYPTED_FILE'
+  /** The file is valid but uses a feature this build cannot read (codec, encoding, type). */
+  | 'UNSUPPORTED'
+  /** A requested column does not exist; the message suggests the nearest names. */
+  | 'UNKNOWN_COLUMN'
+  /** An option is malformed or out of range. */
+  | 'INVALID_ARGUMENT'
+  /** The server answered a range request with an error status (403, 404, 416, 500, …). */
+  | 'HTTP_STATUS'
+  /** The server ignored the `Range` header and sent the whole file. */
+  | 'RANGE_NOT_SUPPORTED'
+  /** The server's `Content-Range` is missing (not exposed via CORS?) or wrong. */
+  | 'BAD_CONTENT_RANGE'
+  /** The file changed (ETag, Last-Modified or size) between two reads. */
+  | 'FILE_CHANGED'
+  /** A request failed before an answer: connection, DNS, CORS, or a body cut short. */
+  | 'NETWORK'
+  /** A worker crashed twice on the same task. */
+  | 'WORKER_CRASHED'
+  /** The reader was disposed while work was pending. */
+  | 'DISPOSED'
+  /** A bug in parquet-skim. */
+  | 'INTERNAL';
+
+const CODES: ReadonlySet<string> = new Set<ErrorCode>([
+  'INVALID_FILE',
+  'ENCRYPTED_FILE',
+  'UNSUPPORTED',
+  'UNKNOWN_COLUMN',
+  'INVALID_ARGUMENT',
+  'HTTP_STATUS',
+  'RANGE_NOT_SUPPORTED',
+  'BAD_CONTENT_RANGE',
+  'FILE_CHANGED',
+  'NETWORK',
+  'WORKER_CRASHED',
+  'DISPOSED',
+  'INTERNAL',
+]);
+
+/** The error every parquet-skim operation rejects with (cancellation aside: that is the signal's `AbortError`). */
+export class ParquetSkimError extends Error {
+  override readonly name = 'ParquetSkimError';
+  /** Stable machine-readable cause; branch on this. */
+  readonly code: ErrorCode;
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+/** An error as it crosses `postMessage`. */
+export interface SerializedError {
+  name: string;
+  code?: string;
+  message: string;
+  stack?: string;
+}
+
+/** Flattens any thrown value for `postMessage`. */
+export function serializeError(error: unknown): SerializedError {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    return {
+      name: error.name,
+      message: error.message,
+      ...(typeof code === 'string' ? { code } : {}),
+      ...(error.stack !== undefined ? { stack: error.stack } : {}),
+    };
+  }
+  return { name: 'Error', message: String(error) };
+}
+
+/**
+ * Any thrown value → `ParquetSkimError` (an `AbortError` passes through unchanged, so callers
+ * can tell cancellation apart).
+ */
+export function toSkimError(error: unknown): Error {
+  if (error instanceof ParquetSkimError) return error;
+  if (isAbortError(error)) return error as Error;
+  const flat = serializeError(error);
+  if (flat.name === 'AbortError') {
+    return new DOMException(flat.message, 'AbortError');
+  }
+  const code = flat.code !== undefined && CODES.has(flat.code) ? (flat.code as ErrorCode) : 'INTERNAL';
+  const message = code === 'INTERNAL' && flat.code === undefined ? `internal error: ${flat.message}` : flat.message;
+  const result = new ParquetSkimError(code, message, { cause: error });
+  if (flat.stack !== undefined) result.stack = flat.stack;
+  return result;
+}
+
+/** Whether `error` is the rejection of an aborted signal. */
+export function isAbortError(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'AbortError';
+}
+
+/** Throws the signal's reason (an `AbortError` by default) when it is aborted. */
+export function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw abortReason(signal);
+}
+
+/** The value to reject with when `signal` aborts. */
+export function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
+}
+
+/** An `INVALID_ARGUMENT` error for option `name`. */
+export function invalidArgument(name: string, expected: string, got: unknown): ParquetSkimError {
+  return new ParquetSkimError('INVALID_ARGUMENT', `invalid option '${name}': expected ${expected}, got ${String(got)}`);
+}

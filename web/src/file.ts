@@ -1,0 +1,152 @@
+/**
+ * An open Parquet file: metadata, Arrow schema, request log, and {@link ParquetFile.scan}.
+ *
+ * Opening cost one read of the file's tail (more only when footer + page index are larger).
+ * A scan plans in the core (which row groups, which rows, which byte ranges), then the scheduler
+ * fetches and the executor decodes; nothing here touches bytes.
+ */
+import type { RecordBatch, Schema } from 'apache-arrow';
+import { batchesFromIpc, schemaFromIpc } from './arrow.js';
+import { ParquetSkimError, throwIfAborted, toSkimError } from './errors.js';
+import type { IoQueue } from './io/io-queue.js';
+import type { FileMetadata, RequestLogEntry } from './metadata.js';
+import { Scan, type ScanStats } from './scan.js';
+import type { Executor, FileFooter } from './scheduler/executor.js';
+import { type ReadPlan, runPlan } from './scheduler/scheduler.js';
+import type { ParquetFileHandle, Source } from './wasm/parquet_skim_wasm.js';
+
+/** Options of {@link ParquetFile.scan}. */
+export interface ScanOptions {
+  /** Columns to return, in this order; dotted paths select nested fields (`a.b`). Default: all. */
+  columns?: string[];
+  /** Rows to skip from the start of the file. */
+  offset?: number;
+  /** Most rows to return. */
+  limit?: number;
+  /** Rows per `RecordBatch` (default 8192). */
+  batchSize?: number;
+  /** Aborting rejects the iteration with the signal's reason and stops all fetching/decoding. */
+  signal?: AbortSignal;
+}
+
+/** What a file needs from the reader that opened it. */
+export interface FileContext {
+  io: IoQueue;
+  executor: Executor;
+  assertOpen(): void;
+}
+
+/** A Parquet file opened by a {@link Reader}. */
+export class ParquetFile {
+  /** The file's Arrow schema (as apache-arrow reads it). */
+  readonly schema: Schema;
+  /** Row groups, column chunks, statistics, key-value metadata… */
+  readonly metadata: FileMetadata;
+  private readonly footer: FileFooter;
+
+  /** @internal */
+  constructor(
+    private readonly context: FileContext,
+    private readonly source: Source,
+    private readonly handle: ParquetFileHandle,
+    fileId: number,
+  ) {
+    this.schema = schemaFromIpc(handle.schemaIpc());
+    this.metadata = JSON.parse(handle.summary()) as FileMetadata;
+    this.footer = {
+      fileId,
+      fileLen: handle.fileLen,
+      starts: Array.from(handle.footerStarts()),
+      buffers: handle.footerBuffers() as Uint8Array[],
+    };
+  }
+
+  /** Size of the file in bytes. */
+  get byteLength(): number {
+    return this.footer.fileLen;
+  }
+
+  /** Every read made for this file so far: range, HTTP status, bytes, milliseconds. */
+  requestLog(): RequestLogEntry[] {
+    return JSON.parse(this.source.requestLog()) as RequestLogEntry[];
+  }
+
+  /** Reads rows: an async iterable of `RecordBatch`es in file order (see {@link Scan}). */
+  scan(options: ScanOptions = {}): Scan {
+    this.context.assertOpen();
+    const request = JSON.stringify({
+      columns: options.columns,
+      offset: checkCount('offset', options.offset),
+      limit: checkCount('limit', options.limit),
+      batchSize: checkCount('batchSize', options.batchSize),
+    });
+    let plan: ReadPlan;
+    let schema: Schema;
+    try {
+      plan = JSON.parse(this.handle.planScan(request)) as ReadPlan;
+      schema = schemaFromIpc(this.handle.scanSchemaIpc(request));
+    } catch (error) {
+      throw toSkimError(error);
+    }
+    const stats: ScanStats = {
+      tasksTotal: plan.tasks.length,
+      tasksDone: 0,
+      rowGroupsTotal: this.metadata.rowGroups.length,
+      rowGroupsRead: new Set(plan.tasks.map((t) => t.spec.rowGroupIdx)).size,
+      rowsPlanned: plan.rows,
+      rowsOut: 0,
+      bytesPlanned: plan.tasks.reduce((sum, t) => sum + t.bytes, 0),
+      bytesFetched: 0,
+      requests: 0,
+      decodeMs: 0,
+      elapsedMs: 0,
+    };
+    const produce = async function* (this: ParquetFile): AsyncGenerator<RecordBatch> {
+      const started = performance.now();
+      const cost = { requests: 0, bytes: 0 };
+      const sync = () => {
+        stats.requests = cost.requests;
+        stats.bytesFetched = cost.bytes;
+        stats.elapsedMs = performance.now() - started;
+      };
+      try {
+        throwIfAborted(options.signal);
+        const results = runPlan(plan, {
+          file: this.footer,
+          reader: this.source,
+          io: this.context.io,
+          executor: this.context.executor,
+          ...(options.signal !== undefined ? { signal: options.signal } : {}),
+          cost,
+          onTaskDone: (_task, result) => {
+            stats.tasksDone += 1;
+            stats.decodeMs += result.decodeMs;
+          },
+        });
+        for await (const result of results) {
+          sync();
+          for (const batch of batchesFromIpc(result.ipc)) {
+            stats.rowsOut += batch.numRows;
+            yield batch;
+          }
+        }
+      } catch (error) {
+        throw toSkimError(error);
+      } finally {
+        sync();
+      }
+    }.bind(this);
+    return new Scan(schema, stats, produce);
+  }
+}
+
+function checkCount(name: string, value: number | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new ParquetSkimError(
+      'INVALID_ARGUMENT',
+      `invalid option '${name}': expected a whole number >= 0, got ${value}`,
+    );
+  }
+  return value;
+}

@@ -1,0 +1,25 @@
+/**
+ * parquet-skim: read only what a query needs from Parquet files, in the browser and in Node.
+ *
+ * This module only re-exports the public API.
+ */
+export { type ErrorCode, ParquetSkimError } from './errors.js';
+export { ParquetFile, type ScanOptions } from './file.js';
+export type {
+  ColumnChunkMetadata,
+  ColumnStatistics,
+  FileMetadata,
+  LeafColumn,
+  RequestLogEntry,
+  RowGroupMetadata,
+} from './metadata.js';
+export {
+  createReader,
+  DEFAULT_FOOTER_READ_BYTES,
+  type OpenOptions,
+  openParquet,
+  type ParquetSource,
+  Reader,
+  type ReaderOptions,
+} from './reader.js';
+export { Scan, type ScanStats } from './scan.js';

@@ -1,0 +1,94 @@
+/**
+ * The I/O queue: every byte a scan reads goes through here.
+ *
+ * It coalesces each batch of wanted ranges ({@link coalesce}) and keeps at most `concurrency`
+ * requests in flight across all scans of a reader, independent of how many workers decode. The
+ * requests themselves are issued by the Rust core (`Source.read`: the global `fetch` with a
+ * checked `Range`, or a `Blob` slice), which also keeps the request log.
+ */
+import { invalidArgument, throwIfAborted } from '../errors.js';
+import type { Chunk } from '../worker/protocol.js';
+import { type ByteRange, coalesce, DEFAULT_GAP_BYTES, DEFAULT_MAX_REQUEST_BYTES } from './coalesce.js';
+
+/** Something that reads bytes `start..end` (the core's `Source`). */
+export interface RangeReader {
+  read(start: number, end: number): Promise<Uint8Array>;
+}
+
+/** I/O policy. */
+export interface IoOptions {
+  /** Most requests in flight at once (default 6, the per-host limit of HTTP/1.1 browsers). */
+  concurrency?: number;
+  /** Largest gap read through to merge two ranges (default 64 KiB). */
+  gapBytes?: number;
+  /** Largest merged request (default 16 MiB). */
+  maxRequestBytes?: number;
+}
+
+/** Counters of one call's I/O, for scan statistics. */
+export interface IoCost {
+  requests: number;
+  bytes: number;
+}
+
+/** A concurrency-limited, coalescing reader. */
+export class IoQueue {
+  readonly concurrency: number;
+  private readonly gapBytes: number;
+  private readonly maxRequestBytes: number;
+  private active = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(options: IoOptions = {}) {
+    this.concurrency = positiveInteger('ioConcurrency', options.concurrency ?? 6);
+    this.gapBytes = nonNegative('coalesceGapBytes', options.gapBytes ?? DEFAULT_GAP_BYTES);
+    this.maxRequestBytes = positiveInteger('maxRequestBytes', options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES);
+  }
+
+  /** Reads `ranges` of `reader` as coalesced requests; resolves to the chunks read. */
+  async read(reader: RangeReader, ranges: readonly ByteRange[], signal?: AbortSignal, cost?: IoCost): Promise<Chunk[]> {
+    const requests = coalesce(ranges, this.gapBytes, this.maxRequestBytes);
+    return Promise.all(
+      requests.map(async (request) => {
+        await this.acquire(signal);
+        try {
+          throwIfAborted(signal);
+          const data = await reader.read(request.start, request.end);
+          if (cost !== undefined) {
+            cost.requests += 1;
+            cost.bytes += data.byteLength;
+          }
+          return { start: request.start, data };
+        } finally {
+          this.release();
+        }
+      }),
+    );
+  }
+
+  private acquire(signal?: AbortSignal): Promise<void> {
+    throwIfAborted(signal);
+    if (this.active < this.concurrency) {
+      this.active += 1;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => this.waiting.push(resolve)).then(() => {
+      this.active += 1;
+    });
+  }
+
+  private release(): void {
+    this.active -= 1;
+    this.waiting.shift()?.();
+  }
+}
+
+function positiveInteger(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 1) throw invalidArgument(name, 'a whole number >= 1', value);
+  return value;
+}
+
+function nonNegative(name: string, value: number): number {
+  if (!Number.isFinite(value) || value < 0) throw invalidArgument(name, 'a number >= 0', value);
+  return value;
+}

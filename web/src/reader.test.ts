@@ -1,0 +1,118 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRangeServer } from '../../tests/server/range-server.mjs';
+import { ParquetSkimError } from './errors.js';
+import { createReader, type Reader } from './reader.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const dataDir = path.resolve(here, '../../../shared/parquet-testing/data');
+const tinyPages = path.join(dataDir, 'alltypes_tiny_pages.parquet');
+
+let reader: Reader;
+let server: Awaited<ReturnType<typeof startRangeServer>>;
+
+beforeAll(async () => {
+  reader = await createReader();
+  server = await startRangeServer({ mounts: { '/data/': dataDir } });
+});
+
+afterAll(async () => {
+  reader.dispose();
+  await server.close();
+});
+
+describe('reading in Node (inline execution)', () => {
+  it('decodes inline when there are no Workers', () => {
+    expect(reader.workerCount).toBe(0);
+  });
+
+  it('opens a URL with one range request and reads metadata', async () => {
+    server.resetLog();
+    const file = await reader.open(`${server.url}/data/alltypes_tiny_pages.parquet`);
+    const log = file.requestLog();
+    expect(log).toHaveLength(1);
+    expect(log[0]?.status).toBe(206);
+    expect(log[0]?.range).toBe('bytes=-524288');
+    expect(file.metadata.numRows).toBe(7300);
+    expect(file.metadata.hasPageIndex).toBe(true);
+    expect(file.schema.fields.map((f) => f.name)).toContain('string_col');
+    expect(server.log.filter((e) => e.method === 'GET')).toHaveLength(1);
+  });
+
+  it('returns the same rows from bytes, a Blob and a URL', async () => {
+    const bytes = new Uint8Array(await readFile(tinyPages));
+    const fromBytes = await (await reader.open(bytes)).scan({ columns: ['id', 'string_col'] }).toTable();
+    const fromBlob = await (await reader.open(new Blob([bytes]))).scan({ columns: ['id', 'string_col'] }).toTable();
+    const fromUrl = await (await reader.open(`${server.url}/data/alltypes_tiny_pages.parquet`))
+      .scan({ columns: ['id', 'string_col'] })
+      .toTable();
+    expect(fromBytes.numRows).toBe(7300);
+    for (const table of [fromBlob, fromUrl]) {
+      expect(table.numRows).toBe(7300);
+      expect(table.getChild('id')?.toArray()).toEqual(fromBytes.getChild('id')?.toArray());
+      expect(table.getChild('string_col')?.toArray()).toEqual(fromBytes.getChild('string_col')?.toArray());
+    }
+  });
+
+  it('applies offset, limit, batch size and column order', async () => {
+    const file = await reader.open(new Uint8Array(await readFile(tinyPages)));
+    const all = await file.scan({ columns: ['id'] }).toTable();
+    const ids = Array.from(all.getChild('id')?.toArray() ?? []);
+    const scan = file.scan({ columns: ['string_col', 'id'], offset: 1000, limit: 2500, batchSize: 700 });
+    const sizes: number[] = [];
+    for await (const batch of scan) {
+      expect(batch.schema.fields.map((f) => f.name)).toEqual(['string_col', 'id']);
+      sizes.push(batch.numRows);
+    }
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(2500);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(700);
+    const window = await file.scan({ columns: ['id'], offset: 1000, limit: 2500 }).toTable();
+    expect(Array.from(window.getChild('id')?.toArray() ?? [])).toEqual(ids.slice(1000, 3500));
+    expect(scan.stats.rowsOut).toBe(2500);
+    expect(scan.stats.tasksDone).toBe(scan.stats.tasksTotal);
+  });
+
+  it('returns an empty table with the projected schema past the end', async () => {
+    const file = await reader.open(new Uint8Array(await readFile(tinyPages)));
+    const table = await file.scan({ columns: ['bool_col'], offset: 1_000_000 }).toTable();
+    expect(table.numRows).toBe(0);
+    expect(table.schema.fields.map((f) => f.name)).toEqual(['bool_col']);
+  });
+
+  it('rejects unknown columns with a typed error that suggests names', async () => {
+    const file = await reader.open(new Uint8Array(await readFile(tinyPages)));
+    let caught: unknown;
+    try {
+      file.scan({ columns: ['string_cl'] });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ParquetSkimError);
+    expect((caught as ParquetSkimError).code).toBe('UNKNOWN_COLUMN');
+    expect((caught as ParquetSkimError).message).toContain("did you mean 'string_col'");
+  });
+
+  it('rejects a non-Parquet file and a 404 with typed errors', async () => {
+    await expect(reader.open(new TextEncoder().encode('definitely not parquet'))).rejects.toMatchObject({
+      name: 'ParquetSkimError',
+      code: 'INVALID_FILE',
+    });
+    await expect(reader.open(`${server.url}/data/missing.parquet`)).rejects.toMatchObject({
+      name: 'ParquetSkimError',
+      code: 'HTTP_STATUS',
+    });
+  });
+
+  it('sends configured headers with every request', async () => {
+    server.resetLog();
+    const file = await reader.open(`${server.url}/data/alltypes_tiny_pages.parquet`, {
+      headers: { Authorization: 'Bearer secret-token' },
+    });
+    await file.scan({ columns: ['id'], limit: 5 }).toTable();
+    const gets = server.log.filter((e) => e.method === 'GET');
+    expect(gets.length).toBeGreaterThan(1);
+    expect(gets.every((e) => e.authorization === 'Bearer secret-token')).toBe(true);
+  });
+});

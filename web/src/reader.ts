@@ -1,0 +1,160 @@
+/**
+ * The reader: owns the WebAssembly core, the worker pool and the I/O queue, and opens files.
+ *
+ * One reader serves many files and scans; create it once ({@link createReader}) and `dispose()`
+ * it when done. {@link openParquet} uses a default reader created on first use.
+ *
+ * In browsers tasks run on a pool of Web Workers (default: `navigator.hardwareConcurrency`);
+ * where `Worker` does not exist (Node) or with `workers: 0`, they run inline on the calling
+ * thread through the same task host.
+ */
+import { invalidArgument, ParquetSkimError, toSkimError } from './errors.js';
+import { ParquetFile } from './file.js';
+import { IoQueue } from './io/io-queue.js';
+import type { Executor } from './scheduler/executor.js';
+import { InlineExecutor } from './scheduler/inline.js';
+import { WorkerPool } from './scheduler/pool.js';
+import type { ParquetFileHandle, Source } from './wasm/parquet_skim_wasm.js';
+import { compileWasm, instantiateWasm, type Wasm } from './wasm-loader.js';
+
+/** Options of {@link createReader}. */
+export interface ReaderOptions {
+  /** Decoding workers (default `navigator.hardwareConcurrency`; `0` decodes on the calling thread). */
+  workers?: number;
+  /** Most HTTP requests in flight across all scans (default 6). */
+  ioConcurrency?: number;
+  /** Ranges closer than this many bytes are fetched as one request (default 64 KiB). */
+  coalesceGapBytes?: number;
+  /** Largest coalesced request (default 16 MiB). */
+  maxRequestBytes?: number;
+  /** Where the `.wasm` is (default: next to this module), or a compiled module. */
+  wasmUrl?: string | URL | WebAssembly.Module;
+  /** Where the worker script is (default: `worker/entry.js` next to this package's modules). */
+  workerUrl?: string | URL;
+}
+
+/** What {@link Reader.open} accepts. */
+export type ParquetSource = string | URL | Blob | ArrayBuffer | ArrayBufferView;
+
+/** Options of {@link Reader.open}. */
+export interface OpenOptions {
+  /** Extra request headers for URLs, e.g. `{ Authorization: 'Bearer …' }`. */
+  headers?: Record<string, string> | Array<[string, string]>;
+  /** `fetch` credentials mode for URLs (default: the browser's, `same-origin`). */
+  credentials?: RequestCredentials;
+  /** The file's size, when known: saves the suffix range read (and its CORS preflight). */
+  size?: number;
+  /** Bytes read from the end of the file at open (default 512 KiB). */
+  footerReadBytes?: number;
+}
+
+/** Default bytes read from the end of a file at open. */
+export const DEFAULT_FOOTER_READ_BYTES = 512 * 1024;
+
+/** Owns the core, the pool and the I/O queue. */
+export class Reader {
+  private disposed = false;
+  private nextFileId = 1;
+
+  /** @internal */
+  constructor(
+    private readonly wasm: Wasm,
+    /** The executor tasks run on (a worker pool, or inline). */
+    readonly executor: Executor,
+    private readonly io: IoQueue,
+  ) {}
+
+  /** Decoding workers alive now (0 when decoding inline). */
+  get workerCount(): number {
+    return this.executor instanceof WorkerPool ? this.executor.workerCount : 0;
+  }
+
+  /** Opens a Parquet file from a URL, a `Blob`/`File`, or bytes, reading only its footer. */
+  async open(source: ParquetSource, options: OpenOptions = {}): Promise<ParquetFile> {
+    this.assertOpen();
+    const footerReadBytes = options.footerReadBytes ?? DEFAULT_FOOTER_READ_BYTES;
+    if (!Number.isSafeInteger(footerReadBytes) || footerReadBytes < 8) {
+      throw invalidArgument('footerReadBytes', 'a whole number >= 8', footerReadBytes);
+    }
+    const wasmSource = this.makeSource(source, options);
+    try {
+      const handle = (await wasmSource.open(footerReadBytes)) as ParquetFileHandle;
+      this.assertOpen();
+      return new ParquetFile(
+        { io: this.io, executor: this.executor, assertOpen: () => this.assertOpen() },
+        wasmSource,
+        handle,
+        this.nextFileId++,
+      );
+    } catch (error) {
+      throw toSkimError(error);
+    }
+  }
+
+  /** Ends the reader: workers are terminated and pending work rejects with `DISPOSED`. */
+  dispose(): void {
+    this.disposed = true;
+    this.executor.dispose();
+  }
+
+  private assertOpen(): void {
+    if (this.disposed) throw new ParquetSkimError('DISPOSED', 'the reader was disposed; create a new one');
+  }
+
+  private makeSource(source: ParquetSource, options: OpenOptions): Source {
+    const { Source } = this.wasm;
+    if (typeof source === 'string' || source instanceof URL) {
+      const url = resolveUrl(source);
+      const headers = Array.isArray(options.headers) ? options.headers : Object.entries(options.headers ?? {});
+      if (options.size !== undefined && (!Number.isSafeInteger(options.size) || options.size < 0)) {
+        throw invalidArgument('size', 'a whole number of bytes', options.size);
+      }
+      return Source.fromUrl(url, headers.flat(), options.credentials, options.size);
+    }
+    if (typeof Blob !== 'undefined' && source instanceof Blob) return Source.fromBlob(source);
+    if (source instanceof ArrayBuffer) return Source.fromBytes(new Uint8Array(source));
+    if (ArrayBuffer.isView(source)) {
+      return Source.fromBytes(new Uint8Array(source.buffer, source.byteOffset, source.byteLength));
+    }
+    throw invalidArgument('source', 'a URL, a Blob/File, an ArrayBuffer or a Uint8Array', source);
+  }
+}
+
+function resolveUrl(source: string | URL): string {
+  const base = (globalThis as { location?: { href: string } }).location?.href;
+  try {
+    return new URL(source, base).href;
+  } catch {
+    throw invalidArgument('source', 'an absolute URL (or one relative to the page)', source);
+  }
+}
+
+/** Creates a reader. Browsers get a worker pool; Node decodes inline. */
+export async function createReader(options: ReaderOptions = {}): Promise<Reader> {
+  const hasWorkers = typeof Worker !== 'undefined';
+  const defaultWorkers = hasWorkers ? Math.max(1, globalThis.navigator?.hardwareConcurrency ?? 2) : 0;
+  const workers = options.workers ?? defaultWorkers;
+  if (!Number.isInteger(workers) || workers < 0) throw invalidArgument('workers', 'a whole number >= 0', workers);
+  if (workers > 0 && !hasWorkers) throw invalidArgument('workers', '0 where Web Workers do not exist', workers);
+  const io = new IoQueue({
+    ...(options.ioConcurrency !== undefined ? { concurrency: options.ioConcurrency } : {}),
+    ...(options.coalesceGapBytes !== undefined ? { gapBytes: options.coalesceGapBytes } : {}),
+    ...(options.maxRequestBytes !== undefined ? { maxRequestBytes: options.maxRequestBytes } : {}),
+  });
+  try {
+    const module = await compileWasm(options.wasmUrl);
+    const wasm = await instantiateWasm(module);
+    const executor = workers === 0 ? new InlineExecutor(wasm) : new WorkerPool(workers, module, options.workerUrl);
+    return new Reader(wasm, executor, io);
+  } catch (error) {
+    throw toSkimError(error);
+  }
+}
+
+let defaultReader: Promise<Reader> | undefined;
+
+/** Opens a file with a default reader (created on first use with default options). */
+export async function openParquet(source: ParquetSource, options: OpenOptions = {}): Promise<ParquetFile> {
+  defaultReader ??= createReader();
+  return (await defaultReader).open(source, options);
+}

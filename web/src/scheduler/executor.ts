@@ -1,0 +1,45 @@
+/**
+ * What the scheduler needs from whoever decodes: run one task, given the file's footer and the
+ * task's prefetched chunks, asking for more bytes through `fetchMore` if the decoder needs them.
+ * Implemented by {@link WorkerPool} (browsers) and {@link InlineExecutor} (Node, or `workers: 0`).
+ */
+import type { Chunk } from '../worker/protocol.js';
+
+/** A file as a task host needs it: identity and footer bytes. */
+export interface FileFooter {
+  fileId: number;
+  fileLen: number;
+  starts: number[];
+  buffers: Uint8Array[];
+}
+
+/** One task handed to an executor. */
+export interface TaskJob {
+  file: FileFooter;
+  /** JSON of the planned task spec. */
+  spec: string;
+  /** Prefetched bytes (transferred to the worker: the caller must not reuse them). */
+  chunks: Chunk[];
+  /** Reads more bytes: flat `[start, end, …]` ranges. */
+  fetchMore(ranges: number[]): Promise<Chunk[]>;
+  signal?: AbortSignal;
+}
+
+/** What a finished task returns. */
+export interface TaskResult {
+  ipc: Uint8Array;
+  rows: number;
+  batches: number;
+  decodeMs: number;
+}
+
+/** Runs tasks. */
+export interface Executor {
+  /** Tasks decoded at the same time. */
+  readonly concurrency: number;
+  run(job: TaskJob): Promise<TaskResult>;
+  /** Forgets a file's footer wherever it was sent. */
+  closeFile(fileId: number): void;
+  /** Ends all work; pending tasks reject with `DISPOSED`. */
+  dispose(): void;
+}

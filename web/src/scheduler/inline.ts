@@ -1,0 +1,72 @@
+/**
+ * Runs tasks on the calling thread with the main instance of the core: what Node (and Vitest)
+ * use, and browsers with `workers: 0`. Same {@link TaskHost} as a worker, minus `postMessage`.
+ */
+import { ParquetSkimError, throwIfAborted, toSkimError } from '../errors.js';
+import type { Wasm } from '../wasm-loader.js';
+import type { HostResponse } from '../worker/protocol.js';
+import { TaskHost } from '../worker/task-host.js';
+import type { Executor, TaskJob, TaskResult } from './executor.js';
+
+/** An executor without workers. */
+export class InlineExecutor implements Executor {
+  readonly concurrency = 1;
+  private readonly host: TaskHost;
+  private readonly opened = new Set<number>();
+  private nextTaskId = 1;
+  private disposed = false;
+  /** Tasks run one at a time: decoding is synchronous, so interleaving would gain nothing. */
+  private tail: Promise<unknown> = Promise.resolve();
+
+  constructor(wasm: Wasm) {
+    this.host = new TaskHost(wasm);
+  }
+
+  run(job: TaskJob): Promise<TaskResult> {
+    const result = this.tail.then(() => this.runNow(job));
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+
+  private async runNow(job: TaskJob): Promise<TaskResult> {
+    if (this.disposed) throw new ParquetSkimError('DISPOSED', 'the reader was disposed');
+    throwIfAborted(job.signal);
+    const { file } = job;
+    if (!this.opened.has(file.fileId)) {
+      check(this.host.handle({ kind: 'openFile', ...file }));
+      this.opened.add(file.fileId);
+    }
+    const taskId = this.nextTaskId++;
+    let response = this.host.handle({
+      kind: 'runTask',
+      taskId,
+      fileId: file.fileId,
+      spec: job.spec,
+      chunks: job.chunks,
+    });
+    for (;;) {
+      const answer = check(response);
+      if (answer?.kind === 'done') {
+        return { ipc: answer.ipc, rows: answer.rows, batches: answer.batches, decodeMs: answer.decodeMs };
+      }
+      if (answer?.kind !== 'needs') throw new ParquetSkimError('INTERNAL', `unexpected host answer ${answer?.kind}`);
+      const chunks = await job.fetchMore(answer.ranges);
+      throwIfAborted(job.signal);
+      response = this.host.handle({ kind: 'pushChunks', taskId, chunks });
+    }
+  }
+
+  closeFile(fileId: number): void {
+    this.host.handle({ kind: 'closeFile', fileId });
+    this.opened.delete(fileId);
+  }
+
+  dispose(): void {
+    this.disposed = true;
+  }
+}
+
+function check(response: HostResponse | undefined): HostResponse | undefined {
+  if (response?.kind === 'failed') throw toSkimError(response.error);
+  return response;
+}

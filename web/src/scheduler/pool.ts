@@ -1,0 +1,240 @@
+/**
+ * The worker pool: N Web Workers, each decoding one task at a time.
+ *
+ * Lifecycle rules, each one so that nothing is ever left pending:
+ * - A job is settled exactly once ({@link WorkerPool.settle}); late messages from a replaced
+ *   worker are ignored because the slot is no longer in the pool.
+ * - A worker that crashes (an uncaught error, a message that cannot be read, or a WebAssembly
+ *   trap reported by its host) is terminated and replaced; its task is retried once on a fresh
+ *   worker, then fails with `WORKER_CRASHED`.
+ * - Aborting a job's signal removes it from the queue, or terminates and replaces the worker
+ *   decoding it, and rejects with the signal's reason.
+ * - `dispose()` terminates every worker and rejects every queued and running job (`DISPOSED`).
+ *
+ * Footers are sent to a worker the first time it runs a task of a file (copied: each worker
+ * needs its own); task chunks are transferred.
+ */
+import { abortReason, ParquetSkimError, toSkimError } from '../errors.js';
+import { type HostRequest, type HostResponse, transferablesOf } from '../worker/protocol.js';
+import type { Executor, TaskJob, TaskResult } from './executor.js';
+
+interface Job {
+  task: TaskJob;
+  resolve(result: TaskResult): void;
+  reject(error: unknown): void;
+  attempts: number;
+  taskId: number;
+  slot: Slot | null;
+  settled: boolean;
+  onAbort: (() => void) | null;
+}
+
+interface Slot {
+  worker: Worker;
+  files: Set<number>;
+  job: Job | null;
+}
+
+/** Runs tasks on Web Workers. */
+export class WorkerPool implements Executor {
+  readonly concurrency: number;
+  private slots: Slot[] = [];
+  private queue: Job[] = [];
+  private nextTaskId = 1;
+  private disposed = false;
+  /** Workers started over the pool's life, replacements included (for tests and stats). */
+  workersStarted = 0;
+
+  constructor(
+    size: number,
+    private readonly module: WebAssembly.Module,
+    private readonly workerUrl?: string | URL,
+  ) {
+    this.concurrency = size;
+    for (let i = 0; i < size; i++) this.slots.push(this.spawn());
+  }
+
+  /** Workers alive now. */
+  get workerCount(): number {
+    return this.slots.length;
+  }
+
+  run(task: TaskJob): Promise<TaskResult> {
+    if (this.disposed) return Promise.reject(new ParquetSkimError('DISPOSED', 'the reader was disposed'));
+    return new Promise<TaskResult>((resolve, reject) => {
+      const job: Job = { task, resolve, reject, attempts: 0, taskId: 0, slot: null, settled: false, onAbort: null };
+      const { signal } = task;
+      if (signal !== undefined) {
+        if (signal.aborted) {
+          reject(abortReason(signal));
+          return;
+        }
+        job.onAbort = () => this.abort(job);
+        signal.addEventListener('abort', job.onAbort, { once: true });
+      }
+      this.queue.push(job);
+      this.pump();
+    });
+  }
+
+  closeFile(fileId: number): void {
+    for (const slot of this.slots) {
+      if (slot.files.delete(fileId)) this.post(slot, { kind: 'closeFile', fileId });
+    }
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    const error = new ParquetSkimError('DISPOSED', 'the reader was disposed while this task was pending');
+    for (const slot of this.slots) {
+      slot.worker.terminate();
+      if (slot.job !== null) this.settle(slot.job, { error });
+    }
+    for (const job of this.queue) this.settle(job, { error });
+    this.slots = [];
+    this.queue = [];
+  }
+
+  private spawn(): Slot {
+    const worker =
+      this.workerUrl === undefined
+        ? new Worker(new URL('../worker/entry.js', import.meta.url), { type: 'module', name: 'parquet-skim' })
+        : new Worker(this.workerUrl, { type: 'module', name: 'parquet-skim' });
+    this.workersStarted += 1;
+    const slot: Slot = { worker, files: new Set(), job: null };
+    worker.onmessage = (event: MessageEvent<HostResponse>) => this.onMessage(slot, event.data);
+    worker.onerror = (event) => {
+      event.preventDefault();
+      this.onCrash(slot, event.message || 'uncaught error in worker');
+    };
+    worker.onmessageerror = () => this.onCrash(slot, 'a message from the worker could not be read');
+    this.post(slot, { kind: 'init', module: this.module });
+    return slot;
+  }
+
+  private post(slot: Slot, request: HostRequest, transfer: Transferable[] = []): void {
+    slot.worker.postMessage(request, transfer);
+  }
+
+  private pump(): void {
+    for (const slot of this.slots) {
+      if (slot.job !== null) continue;
+      const job = this.queue.shift();
+      if (job === undefined) return;
+      this.start(slot, job);
+    }
+  }
+
+  private start(slot: Slot, job: Job): void {
+    slot.job = job;
+    job.slot = slot;
+    job.taskId = this.nextTaskId++;
+    const { file, spec } = job.task;
+    if (!slot.files.has(file.fileId)) {
+      this.post(slot, { kind: 'openFile', ...file });
+      slot.files.add(file.fileId);
+    }
+    // Chunks are transferred, so a retry starts with none and asks for what it needs.
+    const chunks = job.task.chunks;
+    job.task.chunks = [];
+    this.post(
+      slot,
+      { kind: 'runTask', taskId: job.taskId, fileId: file.fileId, spec, chunks },
+      transferablesOf(chunks),
+    );
+  }
+
+  private onMessage(slot: Slot, message: HostResponse): void {
+    if (!this.slots.includes(slot)) return;
+    const job = slot.job;
+    switch (message.kind) {
+      case 'ready':
+        return;
+      case 'needs': {
+        if (job === null || message.taskId !== job.taskId) return;
+        job.task.fetchMore(message.ranges).then(
+          (chunks) => {
+            if (slot.job !== job || !this.slots.includes(slot)) return;
+            this.post(slot, { kind: 'pushChunks', taskId: job.taskId, chunks }, transferablesOf(chunks));
+          },
+          (error: unknown) => {
+            if (slot.job !== job) return;
+            // The worker holds a half-run task: replace it rather than leave state behind.
+            this.replace(slot);
+            this.settle(job, { error });
+            this.pump();
+          },
+        );
+        return;
+      }
+      case 'done':
+        if (job === null || message.taskId !== job.taskId) return;
+        slot.job = null;
+        this.settle(job, {
+          result: { ipc: message.ipc, rows: message.rows, batches: message.batches, decodeMs: message.decodeMs },
+        });
+        this.pump();
+        return;
+      case 'failed':
+        if (message.error.name === 'RuntimeError') {
+          // A WebAssembly trap: the instance's state is unknown, so the worker must go.
+          this.onCrash(slot, message.error.message);
+          return;
+        }
+        if (job === null || (message.taskId !== null && message.taskId !== job.taskId)) return;
+        if (message.taskId === null) slot.files.delete(job.task.file.fileId);
+        slot.job = null;
+        this.settle(job, { error: toSkimError(message.error) });
+        this.pump();
+        return;
+    }
+  }
+
+  private onCrash(slot: Slot, reason: string): void {
+    if (!this.slots.includes(slot)) return;
+    const job = slot.job;
+    this.replace(slot);
+    if (job !== null && !job.settled) {
+      if (job.attempts === 0) {
+        job.attempts = 1;
+        job.slot = null;
+        this.queue.unshift(job);
+      } else {
+        this.settle(job, {
+          error: new ParquetSkimError(
+            'WORKER_CRASHED',
+            `a worker crashed twice running the same task (${reason}); the file may trigger a decoder bug, please report it`,
+          ),
+        });
+      }
+    }
+    this.pump();
+  }
+
+  /** Terminates `slot`'s worker and puts a fresh one in its place. */
+  private replace(slot: Slot): void {
+    const index = this.slots.indexOf(slot);
+    slot.worker.terminate();
+    slot.job = null;
+    if (index >= 0 && !this.disposed) this.slots[index] = this.spawn();
+  }
+
+  private abort(job: Job): void {
+    if (job.settled) return;
+    const queued = this.queue.indexOf(job);
+    if (queued >= 0) this.queue.splice(queued, 1);
+    else if (job.slot !== null && job.slot.job === job) this.replace(job.slot);
+    const { signal } = job.task;
+    this.settle(job, { error: signal === undefined ? new DOMException('aborted', 'AbortError') : abortReason(signal) });
+    this.pump();
+  }
+
+  private settle(job: Job, outcome: { result: TaskResult } | { error: unknown }): void {
+    if (job.settled) return;
+    job.settled = true;
+    if (job.onAbort !== null) job.task.signal?.removeEventListener('abort', job.onAbort);
+    if ('result' in outcome) job.resolve(outcome.result);
+    else job.reject(outcome.error);
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * The scan scheduler: turns a plan into task results, in plan order.
+ *
+ * For each task it reads the planned ranges through the {@link IoQueue} (coalesced, bounded
+ * concurrency) and hands task + bytes to the {@link Executor}. Up to `concurrency + 1` tasks are
+ * in flight, so the next task's bytes arrive while the current ones decode; results are yielded
+ * strictly in plan order even when tasks finish out of order. The generator is lazy: a consumer
+ * that stops pulling stops new fetches, and one that returns early aborts what is in flight.
+ */
+import { abortReason } from '../errors.js';
+import type { ByteRange } from '../io/coalesce.js';
+import type { IoCost, IoQueue, RangeReader } from '../io/io-queue.js';
+import type { Chunk } from '../worker/protocol.js';
+import type { Executor, FileFooter, TaskResult } from './executor.js';
+
+/** A planned task, as the core's planner returns it. */
+export interface PlannedTask {
+  spec: { taskIdx: number; rowGroupIdx: number; skip: number; take: number; batchSize: number };
+  ranges: ByteRange[];
+  bytes: number;
+}
+
+/** A scan plan, as the core's planner returns it. */
+export interface ReadPlan {
+  tasks: PlannedTask[];
+  rows: number;
+}
+
+/** What a scan needs to run. */
+export interface ScanContext {
+  file: FileFooter;
+  reader: RangeReader;
+  io: IoQueue;
+  executor: Executor;
+  /** The caller's signal, if any. */
+  signal?: AbortSignal;
+  /** I/O counters, updated as requests complete. */
+  cost: IoCost;
+  /** Called when a task's result is handed out. */
+  onTaskDone?(task: PlannedTask, result: TaskResult): void;
+}
+
+/** Runs `plan`, yielding each task's result in plan order. */
+export async function* runPlan(plan: ReadPlan, context: ScanContext): AsyncGenerator<TaskResult> {
+  const internal = new AbortController();
+  const onOuterAbort = () => internal.abort(context.signal === undefined ? undefined : abortReason(context.signal));
+  context.signal?.addEventListener('abort', onOuterAbort, { once: true });
+  if (context.signal?.aborted) onOuterAbort();
+  const signal = internal.signal;
+  const window = context.executor.concurrency + 1;
+  const running: Array<Promise<TaskResult> | undefined> = [];
+  let launched = 0;
+  try {
+    for (let next = 0; next < plan.tasks.length; next++) {
+      while (launched < plan.tasks.length && launched - next < window) {
+        const task = plan.tasks[launched] as PlannedTask;
+        const promise = runTask(task, context, signal);
+        // Failures surface when the consumer reaches this task; until then they are handled.
+        promise.catch(() => undefined);
+        running[launched] = promise;
+        launched += 1;
+      }
+      const result = await (running[next] as Promise<TaskResult>);
+      running[next] = undefined;
+      context.onTaskDone?.(plan.tasks[next] as PlannedTask, result);
+      yield result;
+    }
+  } finally {
+    context.signal?.removeEventListener('abort', onOuterAbort);
+    // Early return or failure: stop fetching and decoding whatever is still in flight.
+    if (launched > 0 && running.some((p) => p !== undefined)) {
+      internal.abort(new DOMException('scan ended early', 'AbortError'));
+    }
+  }
+}
+
+async function runTask(task: PlannedTask, context: ScanContext, signal: AbortSignal): Promise<TaskResult> {
+  const { io, reader, cost } = context;
+  const chunks = await io.read(reader, task.ranges, signal, cost);
+  return context.executor.run({
+    file: context.file,
+    spec: JSON.stringify(task.spec),
+    chunks,
+    fetchMore: (flat: number[]): Promise<Chunk[]> => io.read(reader, pairs(flat), signal, cost),
+    signal,
+  });
+}
+
+function pairs(flat: number[]): ByteRange[] {
+  const ranges: ByteRange[] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) ranges.push({ start: flat[i] as number, end: flat[i + 1] as number });
+  return ranges;
+}

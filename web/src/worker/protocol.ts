@@ -1,0 +1,42 @@
+/**
+ * Messages between the scheduler and a task host (a Web Worker, or the inline host in Node).
+ *
+ * Discriminated unions on `kind`, named fields, byte ranges as flat `[start, end, …]` number
+ * arrays (half-open). Every request that expects an answer carries an id; every answer names
+ * it, so nothing is left pending when a worker dies: the client rejects whatever it still holds.
+ */
+import type { SerializedError } from '../errors.js';
+
+/** Bytes of a file starting at `start`. */
+export interface Chunk {
+  start: number;
+  data: Uint8Array;
+}
+
+/** Scheduler → host. */
+export type HostRequest =
+  | { kind: 'init'; module: WebAssembly.Module }
+  | { kind: 'openFile'; fileId: number; fileLen: number; starts: number[]; buffers: Uint8Array[] }
+  | { kind: 'closeFile'; fileId: number }
+  | { kind: 'runTask'; taskId: number; fileId: number; spec: string; chunks: Chunk[] }
+  | { kind: 'pushChunks'; taskId: number; chunks: Chunk[] };
+
+/** Host → scheduler. */
+export type HostResponse =
+  | { kind: 'ready' }
+  | { kind: 'needs'; taskId: number; ranges: number[] }
+  | { kind: 'done'; taskId: number; ipc: Uint8Array; rows: number; batches: number; decodeMs: number }
+  | { kind: 'failed'; taskId: number | null; error: SerializedError };
+
+/** The `ArrayBuffer`s of `chunks`, for the transfer list of `postMessage`. */
+export function transferablesOf(chunks: readonly Chunk[]): ArrayBuffer[] {
+  const buffers = new Set<ArrayBuffer>();
+  for (const chunk of chunks) {
+    const buffer = chunk.data.buffer;
+    // Only whole, unshared buffers can be transferred without detaching someone else's view.
+    if (buffer instanceof ArrayBuffer && chunk.data.byteOffset === 0 && chunk.data.byteLength === buffer.byteLength) {
+      buffers.add(buffer);
+    }
+  }
+  return [...buffers];
+}

@@ -1,0 +1,89 @@
+/**
+ * The task host: what runs inside a worker (or inline in Node), with no knowledge of how
+ * messages travel.
+ *
+ * It keeps the files a scan has shown it (rebuilt from footer bytes with the same metadata
+ * decoder as the main thread) and the running tasks. `runTask` pushes the prefetched chunks and
+ * decodes; if arrow-rs asks for bytes the plan did not foresee the host answers `needs`, and the
+ * scheduler follows up with `pushChunks`. Decoding, projection and IPC encoding of a batch all
+ * happen here, in one pass, on one thread.
+ */
+import { serializeError } from '../errors.js';
+import type { ParquetFileHandle, Task } from '../wasm/parquet_skim_wasm.js';
+import type { Wasm } from '../wasm-loader.js';
+import type { Chunk, HostRequest, HostResponse } from './protocol.js';
+
+type FileHandle = ParquetFileHandle;
+
+/** Runs host requests against an instantiated core. */
+export class TaskHost {
+  private readonly files = new Map<number, FileHandle>();
+  private readonly tasks = new Map<number, Task>();
+
+  constructor(private readonly wasm: Wasm) {}
+
+  /** Handles one request; returns the response to send, if any. */
+  handle(request: HostRequest): HostResponse | undefined {
+    switch (request.kind) {
+      case 'init':
+        return { kind: 'ready' };
+      case 'openFile':
+        return this.guard(null, () => {
+          if (!this.files.has(request.fileId)) {
+            const file = this.wasm.ParquetFileHandle.fromFooter(request.fileLen, request.starts, request.buffers);
+            this.files.set(request.fileId, file);
+          }
+          return undefined;
+        });
+      case 'closeFile':
+        this.files.get(request.fileId)?.free();
+        this.files.delete(request.fileId);
+        return undefined;
+      case 'runTask':
+        return this.guard(request.taskId, () => {
+          const file = this.files.get(request.fileId);
+          if (file === undefined) throw new Error(`task ${request.taskId} names unknown file ${request.fileId}`);
+          const task = new this.wasm.Task(file, request.spec);
+          this.tasks.set(request.taskId, task);
+          return this.push(request.taskId, task, request.chunks);
+        });
+      case 'pushChunks':
+        return this.guard(request.taskId, () => {
+          const task = this.tasks.get(request.taskId);
+          if (task === undefined) throw new Error(`no running task ${request.taskId}`);
+          return this.push(request.taskId, task, request.chunks);
+        });
+    }
+  }
+
+  private push(taskId: number, task: Task, chunks: Chunk[]): HostResponse {
+    const started = performance.now();
+    for (const chunk of chunks) task.push(chunk.start, chunk.data);
+    const result = task.run() as { needs?: number[]; ipc?: Uint8Array; rows?: number; batches?: number };
+    if (result.needs !== undefined) return { kind: 'needs', taskId, ranges: result.needs };
+    this.finish(taskId);
+    if (result.ipc === undefined) throw new Error('task finished without output');
+    return {
+      kind: 'done',
+      taskId,
+      ipc: result.ipc,
+      rows: result.rows ?? 0,
+      batches: result.batches ?? 0,
+      decodeMs: performance.now() - started,
+    };
+  }
+
+  private finish(taskId: number): void {
+    this.tasks.get(taskId)?.free();
+    this.tasks.delete(taskId);
+  }
+
+  private guard(taskId: number | null, work: () => HostResponse | undefined): HostResponse | undefined {
+    try {
+      return work();
+    } catch (error) {
+      if (taskId !== null) this.finish(taskId);
+      return { kind: 'failed', taskId, error: serializeError(error) };
+    }
+  }
+}
