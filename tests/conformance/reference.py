@@ -185,7 +185,9 @@ def write_stream(table: pa.Table, dest: Path) -> None:
 def build_entry(data_dir: Path, rel: str, out_dir: Path) -> dict:
     entry: dict = {"file": rel, "rows": None, "reference": None, "error": None}
     try:
-        table = pq.read_table(data_dir / rel)
+        # INT96 as microseconds, like parquet-skim (and DuckDB): nanoseconds overflow i64 for the
+        # dates Spark writes outside 1677-2262.
+        table = pq.read_table(data_dir / rel, coerce_int96_timestamp_unit="us")
     except Exception as exc:  # pyarrow raises several exception classes
         # The message names the absolute input path; keep the manifest portable.
         entry["error"] = str(exc).replace(str(data_dir / rel), rel)

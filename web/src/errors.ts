@@ -84,6 +84,16 @@ export function serializeError(error: unknown): SerializedError {
       ...(error.stack !== undefined ? { stack: error.stack } : {}),
     };
   }
+  if (typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string') {
+    // Already flat (an error that crossed postMessage): keep its fields.
+    const flat = error as { name?: unknown; code?: unknown; message: string; stack?: unknown };
+    return {
+      name: typeof flat.name === 'string' ? flat.name : 'Error',
+      message: flat.message,
+      ...(typeof flat.code === 'string' ? { code: flat.code } : {}),
+      ...(typeof flat.stack === 'string' ? { stack: flat.stack } : {}),
+    };
+  }
   return { name: 'Error', message: String(error) };
 }
 

@@ -76,6 +76,8 @@ export interface RequestLogEntry {
   /** HTTP status (HTTP sources). */
   status: number | null;
   bytes: number;
+  /** When the read started (ms since the Unix epoch). */
+  at: number;
   /** Request start to complete body. */
   ms: number;
 }

@@ -26,6 +26,9 @@ pub enum SkimError {
     EncryptedFile { detail: String },
     /// The file is valid but uses a feature this build cannot decode (codec, encoding, type).
     Unsupported { detail: String },
+    /// Decoding would need more memory than the configured limit (a decompression bomb, or more
+    /// than WebAssembly's 4 GiB can hold).
+    TooLarge { detail: String },
     /// A projected or filtered column does not exist in the file's schema.
     UnknownColumn {
         name: String,
@@ -58,6 +61,7 @@ impl SkimError {
             Self::InvalidFile { .. } => "INVALID_FILE",
             Self::EncryptedFile { .. } => "ENCRYPTED_FILE",
             Self::Unsupported { .. } => "UNSUPPORTED",
+            Self::TooLarge { .. } => "TOO_LARGE",
             Self::UnknownColumn { .. } => "UNKNOWN_COLUMN",
             Self::InvalidArgument { .. } => "INVALID_ARGUMENT",
             Self::HttpStatus { .. } => "HTTP_STATUS",
@@ -143,6 +147,11 @@ impl fmt::Display for SkimError {
             Self::Unsupported { detail } => write!(
                 f,
                 "the file uses a feature this build cannot read: {detail}"
+            ),
+            Self::TooLarge { detail } => write!(
+                f,
+                "refusing to decode: {detail}; project fewer columns, or raise the limit if the \
+                 data really is that large"
             ),
             Self::UnknownColumn { name, suggestions } => {
                 write!(f, "expected a column of the file, but found '{name}'")?;

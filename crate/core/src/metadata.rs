@@ -6,6 +6,10 @@
 //! outside what was pushed) or the loaded file. With a tail read larger than footer + page
 //! index, opening costs exactly one request.
 //!
+//! Legacy INT96 timestamps are read as microseconds, not arrow-rs's default nanoseconds: Spark and
+//! Impala wrote them with microsecond precision, and nanoseconds overflow `i64` outside
+//! 1677–2262, which real files contain (`int96_from_spark.parquet`). DuckDB reads them the same way.
+//!
 //! A [`ParquetFile`] also keeps the *footer bytes*: the metadata and page-index regions of the
 //! file. Workers rebuild the same `ParquetFile` from them with the same decoder
 //! ([`ParquetFile::try_from_footer`]) instead of receiving a second, hand-written serialization.
@@ -13,7 +17,9 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use arrow_schema::SchemaRef;
+use std::collections::HashSet;
+
+use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataPushDecoder};
@@ -94,6 +100,8 @@ impl MetadataLoader {
 #[derive(Debug, Clone)]
 pub struct ParquetFile {
     file_len: u64,
+    /// Dotted paths of INT96 leaves, whose Arrow type is changed to microseconds.
+    int96_paths: HashSet<String>,
     reader_metadata: ArrowReaderMetadata,
     footer: Vec<(Range<u64>, Bytes)>,
 }
@@ -104,10 +112,26 @@ impl ParquetFile {
         metadata: Arc<ParquetMetaData>,
         footer: Vec<(Range<u64>, Bytes)>,
     ) -> Result<Self> {
-        let reader_metadata = ArrowReaderMetadata::try_new(metadata, ArrowReaderOptions::new())
-            .map_err(|e| SkimError::from_parquet("converting the schema to Arrow", e))?;
+        let to_arrow = |e| SkimError::from_parquet("converting the schema to Arrow", e);
+        let int96_paths: HashSet<String> = metadata
+            .file_metadata()
+            .schema_descr()
+            .columns()
+            .iter()
+            .filter(|c| c.physical_type() == parquet::basic::Type::INT96)
+            .map(|c| c.path().string())
+            .collect();
+        let mut reader_metadata =
+            ArrowReaderMetadata::try_new(Arc::clone(&metadata), ArrowReaderOptions::new())
+                .map_err(to_arrow)?;
+        if !int96_paths.is_empty() {
+            let schema = int96_as_micros(reader_metadata.schema(), &int96_paths);
+            let options = ArrowReaderOptions::new().with_schema(Arc::new(schema));
+            reader_metadata = ArrowReaderMetadata::try_new(metadata, options).map_err(to_arrow)?;
+        }
         Ok(Self {
             file_len,
+            int96_paths,
             reader_metadata,
             footer,
         })
@@ -148,10 +172,52 @@ impl ParquetFile {
         self.reader_metadata.schema()
     }
 
+    /// `schema` (a projection of this file's) with the same type adjustments as the file's own
+    /// Arrow schema.
+    pub fn adjust_schema(&self, schema: &Schema) -> Schema {
+        if self.int96_paths.is_empty() {
+            return schema.clone();
+        }
+        int96_as_micros(schema, &self.int96_paths)
+    }
+
     /// The byte regions holding the metadata and page index, with their bytes.
     pub fn footer(&self) -> &[(Range<u64>, Bytes)] {
         &self.footer
     }
+}
+
+/// `schema` with nanosecond timestamps read from INT96 leaves (`paths`) turned into microseconds.
+/// Follows structs and lists (whose Parquet paths add a `list` group level).
+fn int96_as_micros(schema: &Schema, paths: &HashSet<String>) -> Schema {
+    fn field(f: &Field, prefix: &str, paths: &HashSet<String>) -> Field {
+        let path = if prefix.is_empty() {
+            f.name().clone()
+        } else {
+            format!("{prefix}.{}", f.name())
+        };
+        let data_type = match f.data_type() {
+            DataType::Timestamp(TimeUnit::Nanosecond, tz) if paths.contains(&path) => {
+                DataType::Timestamp(TimeUnit::Microsecond, tz.clone())
+            }
+            DataType::Struct(children) => DataType::Struct(fields(children, &path, paths)),
+            DataType::List(child) => {
+                DataType::List(Arc::new(field(child, &format!("{path}.list"), paths)))
+            }
+            DataType::LargeList(child) => {
+                DataType::LargeList(Arc::new(field(child, &format!("{path}.list"), paths)))
+            }
+            other => other.clone(),
+        };
+        f.clone().with_data_type(data_type)
+    }
+    fn fields(children: &Fields, prefix: &str, paths: &HashSet<String>) -> Fields {
+        children.iter().map(|c| field(c, prefix, paths)).collect()
+    }
+    Schema::new_with_metadata(
+        fields(schema.fields(), "", paths),
+        schema.metadata().clone(),
+    )
 }
 
 /// The regions a worker needs to decode the same metadata: the thrift footer with its 8-byte
@@ -168,7 +234,8 @@ fn footer_ranges(
         .and_then(|b| b.try_into().ok())
         .ok_or_else(|| SkimError::internal("footer tail shorter than 4 bytes"))?;
     let metadata_len = u64::from(u32::from_le_bytes(len_bytes));
-    let mut ranges = vec![file_len - FOOTER_TAIL_BYTES - metadata_len..file_len];
+    let mut ranges = Vec::with_capacity(2);
+    ranges.push(file_len - FOOTER_TAIL_BYTES - metadata_len..file_len);
     if metadata.page_index().is_some() {
         let span = metadata
             .row_groups()

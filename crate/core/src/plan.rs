@@ -26,6 +26,11 @@ use crate::projection::Projection;
 /// Rows per decoded batch when the caller does not say.
 pub const DEFAULT_BATCH_SIZE: usize = 8192;
 
+/// Largest uncompressed column chunk a task decodes by default. WebAssembly has 4 GiB of memory
+/// and a decoded chunk is copied at least once (into IPC), so beyond this a file is refused up
+/// front (`TOO_LARGE`) instead of running the page out of memory.
+pub const DEFAULT_MAX_CHUNK_BYTES: u64 = 1 << 30;
+
 /// What a caller asks of a scan.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -38,6 +43,8 @@ pub struct ScanRequest {
     pub limit: Option<u64>,
     /// Rows per batch.
     pub batch_size: Option<usize>,
+    /// Largest uncompressed column chunk to decode (default [`DEFAULT_MAX_CHUNK_BYTES`]).
+    pub max_chunk_bytes: Option<u64>,
 }
 
 /// One unit of work for a worker: decode rows `skip..skip + take` of one row group.
@@ -53,6 +60,7 @@ pub struct TaskSpec {
     pub take: u64,
     pub columns: Option<Vec<String>>,
     pub batch_size: usize,
+    pub max_chunk_bytes: u64,
 }
 
 /// A half-open byte range `[start, end)`, as it crosses into JS.
@@ -123,6 +131,7 @@ pub fn plan_scan(file: &ParquetFile, request: &ScanRequest) -> Result<ReadPlan> 
             take,
             columns: request.columns.clone(),
             batch_size,
+            max_chunk_bytes: request.max_chunk_bytes.unwrap_or(DEFAULT_MAX_CHUNK_BYTES),
         };
         let ranges: Vec<ByteRange> = build_decoder(file, &spec)?
             .scan_plan()
@@ -165,6 +174,20 @@ pub fn build_decoder(file: &ParquetFile, spec: &TaskSpec) -> Result<ParquetPushD
         ));
     }
     let projection = Projection::try_new(file, spec.columns.as_deref())?;
+    for (leaf, chunk) in rg.columns().iter().enumerate() {
+        let size = u64::try_from(chunk.uncompressed_size()).unwrap_or(u64::MAX);
+        if projection.mask().leaf_included(leaf) && size > spec.max_chunk_bytes {
+            return Err(SkimError::TooLarge {
+                detail: format!(
+                    "column '{}' of row group {} decompresses to {size} bytes, over the \
+                     {}-byte limit (maxChunkBytes)",
+                    chunk.column_path().string(),
+                    spec.row_group_idx,
+                    spec.max_chunk_bytes
+                ),
+            });
+        }
+    }
     let selection = (spec.skip > 0 || spec.take < num_rows).then(|| {
         let mut selectors = Vec::with_capacity(2);
         if spec.skip > 0 {

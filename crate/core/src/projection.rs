@@ -75,12 +75,14 @@ impl Projection {
             .iter()
             .map(|root| file_order.iter().position(|r| r == root).unwrap_or(0))
             .collect();
-        let projected = parquet_to_arrow_schema_by_columns(
-            schema,
-            mask.clone(),
-            file.metadata().file_metadata().key_value_metadata(),
-        )
-        .map_err(|e| SkimError::from_parquet("converting the projected schema to Arrow", e))?;
+        let projected = file.adjust_schema(
+            &parquet_to_arrow_schema_by_columns(
+                schema,
+                mask.clone(),
+                file.metadata().file_metadata().key_value_metadata(),
+            )
+            .map_err(|e| SkimError::from_parquet("converting the projected schema to Arrow", e))?,
+        );
         let in_file_order = order.iter().enumerate().all(|(i, &p)| i == p);
         let output_schema = if in_file_order {
             Arc::new(projected)

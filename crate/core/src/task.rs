@@ -48,6 +48,9 @@ pub struct TaskOutput {
 /// Decodes one task from pushed bytes.
 pub struct TaskDecoder {
     file_len: u64,
+    /// Rows the task must return: anything else is a decoder bug, never silently passed on.
+    expected_rows: u64,
+    row_group_idx: usize,
     /// Bytes pushed for this task; the decoder gets exact slices of them on request.
     cache: ByteCache,
     decoder: ParquetPushDecoder,
@@ -64,6 +67,8 @@ impl TaskDecoder {
         let stream = IpcStream::try_new(projection.output_schema())?;
         Ok(Self {
             file_len: file.file_len(),
+            expected_rows: spec.take,
+            row_group_idx: spec.row_group_idx,
             cache: ByteCache::default(),
             decoder: build_decoder(file, spec)?,
             projection,
@@ -117,6 +122,16 @@ impl TaskDecoder {
                         .take()
                         .ok_or_else(|| SkimError::internal("a finished task was run again"))?;
                     let rows = stream.rows();
+                    if rows != self.expected_rows {
+                        return Err(SkimError::Unsupported {
+                            detail: format!(
+                                "the decoder returned {rows} of the {} rows of row group {}; \
+                                 this file's layout is not decoded correctly by this build \
+                                 (arrow-rs), so no result is returned rather than a wrong one",
+                                self.expected_rows, self.row_group_idx
+                            ),
+                        });
+                    }
                     return Ok(TaskRun::Done(TaskOutput {
                         ipc: stream.finish()?,
                         rows,

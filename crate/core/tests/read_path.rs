@@ -233,6 +233,7 @@ fn offset_and_limit_cross_row_groups() {
         offset: Some(3_990),
         limit: Some(4_020),
         batch_size: Some(1_000),
+        ..Default::default()
     };
     let plan = plan_scan(&parquet, &request).expect("plan");
     let shape: Vec<_> = plan
@@ -302,4 +303,50 @@ fn garbage_is_an_invalid_file() {
     loader.push(0..len, bytes).expect("push");
     let error = loader.try_load().expect_err("not parquet");
     assert_eq!(error.code(), "INVALID_FILE", "{error}");
+}
+
+/// A parquet-testing file, read from `../shared` beside the repository.
+fn parquet_testing(name: &str) -> Bytes {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/parquet-testing/data/"
+    );
+    Bytes::from(std::fs::read(format!("{path}{name}")).expect("parquet-testing file"))
+}
+
+#[test]
+fn int96_timestamps_are_read_as_microseconds() {
+    let file = parquet_testing("int96_from_spark.parquet");
+    let (parquet, _) = open(&file, 512 * 1024);
+    let expected = DataType::Timestamp(arrow_schema::TimeUnit::Microsecond, None);
+    assert_eq!(parquet.arrow_schema().field(0).data_type(), &expected);
+    let batches = scan(&parquet, &file, &ScanRequest::default());
+    assert_eq!(batches[0].schema().field(0).data_type(), &expected);
+    assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 6);
+}
+
+#[test]
+fn rows_the_decoder_loses_are_an_error_not_a_short_result() {
+    // arrow-rs 60 returns 0 of the 6 rows of this file once a batch size is set.
+    let file = parquet_testing("repeated_no_annotation.parquet");
+    let (parquet, _) = open(&file, 512 * 1024);
+    let plan = plan_scan(&parquet, &ScanRequest::default()).expect("plan");
+    let task = &plan.tasks[0];
+    let mut decoder = TaskDecoder::try_new(&parquet, &task.spec).expect("task");
+    for r in &task.ranges {
+        decoder
+            .push(r.start..r.end, slice(&file, &(r.start..r.end)))
+            .expect("push");
+    }
+    let error = decoder.run().expect_err("short result");
+    assert_eq!(error.code(), "UNSUPPORTED", "{error}");
+}
+
+#[test]
+fn decompression_bombs_are_refused_before_decoding() {
+    // Two 1 GiB strings, brotli-compressed into 4 KiB.
+    let file = parquet_testing("large_string_map.brotli.parquet");
+    let (parquet, _) = open(&file, 512 * 1024);
+    let error = plan_scan(&parquet, &ScanRequest::default()).expect_err("too large");
+    assert_eq!(error.code(), "TOO_LARGE", "{error}");
 }

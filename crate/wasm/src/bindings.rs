@@ -13,8 +13,8 @@ use std::rc::Rc;
 use bytes::Bytes;
 use js_sys::{Array, Object, Promise, Reflect, Uint8Array};
 use parquet_skim_core::{
-    ipc::schema_to_ipc, plan_scan, projection::Projection, FileSummary, LoadStep, MetadataLoader, ParquetFile, ScanRequest,
-    SkimError, TaskDecoder, TaskRun, TaskSpec,
+    ipc::schema_to_ipc, plan_scan, projection::Projection, FileSummary, LoadStep, MetadataLoader,
+    ParquetFile, ScanRequest, SkimError, TaskDecoder, TaskRun, TaskSpec,
 };
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
@@ -41,7 +41,7 @@ impl JsSource {
         credentials: Option<String>,
         size: Option<f64>,
     ) -> Result<JsSource, JsValue> {
-        if headers.len() % 2 != 0 {
+        if !headers.len().is_multiple_of(2) {
             return Err(to_js(&SkimError::invalid_argument(
                 "headers",
                 "expected name/value pairs",

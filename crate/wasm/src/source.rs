@@ -32,6 +32,8 @@ pub struct LogEntry {
     pub status: Option<u16>,
     /// Bytes received.
     pub bytes: u64,
+    /// When the read started (milliseconds since the Unix epoch).
+    pub at: f64,
     /// Wall time from request to complete body, in milliseconds.
     pub ms: f64,
 }
@@ -195,6 +197,7 @@ impl Source {
             range: header,
             status,
             bytes: range.end - range.start,
+            at: started,
             ms: Date::now() - started,
         });
     }

@@ -1,0 +1,174 @@
+/**
+ * The read path end to end in Chromium: page → Rust core in WebAssembly → Web Workers → Arrow in
+ * the page, against a real range server. Asserts the I/O of each query, not just its answer.
+ */
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { cacheDir, expect, parquetTestingDir, test } from './fixtures.ts';
+
+test('a 3-column limit-100 scan of a >100 MB file: one metadata read, then first pages concurrently', async ({
+  harness,
+  server,
+}) => {
+  const sampleSize = (await stat(path.join(cacheDir, 'data/lineitem-sf1.parquet'))).size;
+  expect(sampleSize).toBeGreaterThan(100 * 1024 * 1024);
+  server.resetLog();
+  const result = await harness.evaluate(async () => {
+    const { skim } = window.harness;
+    const reader = await skim.createReader({ workers: 2 });
+    const file = await reader.open('/sample/lineitem-sf1.parquet');
+    const afterOpen = file.requestLog().length;
+    const scan = file.scan({ columns: ['l_orderkey', 'l_quantity', 'l_shipdate'], limit: 100 });
+    const table = await scan.toTable();
+    const out = {
+      fileLen: file.byteLength,
+      afterOpen,
+      log: file.requestLog(),
+      rows: table.numRows,
+      names: table.schema.fields.map((f) => f.name),
+      orderkeys: Array.from(table.getChild('l_orderkey')?.toArray() ?? [], Number),
+      stats: { ...scan.stats },
+      workers: reader.workerCount,
+    };
+    reader.dispose();
+    return out;
+  });
+  console.log(`\nrequest log for a limit-100 scan of ${(result.fileLen / 2 ** 20).toFixed(1)} MiB:`);
+  for (const e of result.log) {
+    console.log(`  ${e.status}  ${String(e.range).padEnd(26)} ${String(e.bytes).padStart(8)} B  ${e.ms.toFixed(1)} ms`);
+  }
+  const total = result.log.reduce((sum, e) => sum + e.bytes, 0);
+  console.log(`  total ${total} B = ${((100 * total) / result.fileLen).toFixed(3)}% of the file`);
+
+  expect(result.fileLen).toBe(sampleSize);
+  expect(result.rows).toBe(100);
+  expect(result.names).toEqual(['l_orderkey', 'l_quantity', 'l_shipdate']);
+  expect(result.orderkeys[0]).toBe(1);
+  expect(result.orderkeys).toEqual([...result.orderkeys].sort((a, b) => a - b));
+  expect(result.workers).toBe(2);
+  // Round trip 1: the metadata, with one suffix read (footer + page index fit in 512 KiB).
+  expect(result.afterOpen).toBe(1);
+  const [meta, ...data] = result.log;
+  expect(meta?.range).toBe('bytes=-524288');
+  expect(meta?.status).toBe(206);
+  // Round trip 2: only first pages of the projected columns, all in flight together.
+  expect(data.length).toBeGreaterThanOrEqual(1);
+  expect(data.length).toBeLessThanOrEqual(3);
+  const metaDone = (meta?.at ?? 0) + (meta?.ms ?? 0);
+  const firstDataDone = Math.min(...data.map((e) => e.at + e.ms));
+  for (const e of data) {
+    expect(e.status).toBe(206);
+    expect(e.range).toMatch(/^bytes=\d+-\d+$/);
+    expect(e.at).toBeGreaterThanOrEqual(metaDone - 1);
+    expect(e.at).toBeLessThanOrEqual(firstDataDone);
+  }
+  expect(total).toBeLessThan(0.02 * result.fileLen);
+  // The server saw exactly these requests: no HEAD, no preflight, nothing else.
+  const fileRequests = server.log.filter((e) => e.path.startsWith('/sample/'));
+  expect(fileRequests.map((e) => `${e.method} ${e.range}`).sort()).toEqual(
+    result.log.map((e) => `GET ${e.range}`).sort(),
+  );
+});
+
+test('URL, File (file chooser), Blob and ArrayBuffer sources return identical tables', async ({ harness }) => {
+  await harness.setInputFiles('#file-input', path.join(parquetTestingDir, 'alltypes_tiny_pages.parquet'));
+  const result = await harness.evaluate(async () => {
+    const { skim, canonicalTable } = window.harness;
+    const reader = await skim.createReader({ workers: 2 });
+    const url = '/data/alltypes_tiny_pages.parquet';
+    const bytes = await (await fetch(url)).arrayBuffer();
+    const sources = {
+      url,
+      file: window.harness.chosenFile(),
+      blob: new Blob([bytes]),
+      arrayBuffer: bytes,
+      uint8Array: new Uint8Array(bytes),
+    };
+    const tables: Record<string, string> = {};
+    for (const [name, source] of Object.entries(sources)) {
+      const file = await reader.open(source);
+      tables[name] = JSON.stringify(canonicalTable(await file.scan().toTable()));
+    }
+    reader.dispose();
+    return tables;
+  });
+  expect(result.url.length).toBeGreaterThan(1000);
+  for (const name of ['file', 'blob', 'arrayBuffer', 'uint8Array']) expect(result[name]).toBe(result.url);
+});
+
+test('range requests work from a Worker scope too', async ({ harness }) => {
+  const result = await harness.evaluate(() =>
+    window.harness.openInWorker('/data/alltypes_tiny_pages.parquet', ['id', 'string_col']),
+  );
+  expect(result.rows).toBe(7300);
+  expect(result.requests).toBeGreaterThanOrEqual(2);
+});
+
+test('nested column paths project nested fields', async ({ harness }) => {
+  const result = await harness.evaluate(async () => {
+    const { skim } = window.harness;
+    const reader = await skim.createReader({ workers: 1 });
+    const file = await reader.open('/data/nested_structs.rust.parquet');
+    const root = file.schema.fields.find((f) => f.type.children?.length > 0);
+    if (root === undefined) throw new Error('no struct column');
+    const child = root.type.children[0].name as string;
+    const table = await file.scan({ columns: [`${root.name}.${child}`] }).toTable();
+    const field = table.schema.fields[0];
+    reader.dispose();
+    return {
+      root: root.name,
+      child,
+      names: table.schema.fields.map((f) => f.name),
+      children: field?.type.children.map((c: { name: string }) => c.name),
+      rows: table.numRows,
+      fileRows: file.metadata.numRows,
+    };
+  });
+  expect(result.names).toEqual([result.root]);
+  expect(result.children).toEqual([result.child]);
+  expect(result.rows).toBe(result.fileRows);
+});
+
+test('errors from Rust reach the page as typed errors, from the main thread and from workers', async ({ harness }) => {
+  const result = await harness.evaluate(async () => {
+    const { skim, describeError } = window.harness;
+    const reader = await skim.createReader({ workers: 2 });
+    const outcomes: Record<string, ReturnType<typeof describeError>> = {};
+    const capture = async (name: string, work: () => Promise<unknown>) => {
+      try {
+        await work();
+        outcomes[name] = { name: 'none', code: null, message: 'no error', isSkimError: false };
+      } catch (error) {
+        outcomes[name] = describeError(error);
+      }
+    };
+    await capture('notParquet', () => reader.open('/data/README.md'));
+    await capture('missing', () => reader.open('/data/no-such-file.parquet'));
+    const good = await reader.open('/data/alltypes_tiny_pages.parquet');
+    await capture('unknownColumn', async () => good.scan({ columns: ['strng_col'] }));
+    // Corrupt the data pages but keep the footer: opening works, decoding (in a worker) fails.
+    const bytes = new Uint8Array(await (await fetch('/data/alltypes_tiny_pages.parquet')).arrayBuffer());
+    const firstChunk = good.metadata.rowGroups[0]?.columns[0];
+    if (firstChunk === undefined) throw new Error('no column chunk');
+    bytes.fill(0xff, firstChunk.start, firstChunk.end);
+    const corrupt = await reader.open(bytes);
+    await capture('corruptPages', () => corrupt.scan().toTable());
+    // The pool survives and the next scan works.
+    const after = await good.scan({ columns: ['id'] }).toTable();
+    const out = { outcomes, workersAfter: reader.workerCount, rowsAfter: after.numRows };
+    reader.dispose();
+    return out;
+  });
+  const { outcomes } = result;
+  console.log('\ntyped errors:');
+  for (const [name, e] of Object.entries(outcomes))
+    console.log(`  ${name.padEnd(14)} ${e.name} ${e.code}: ${e.message}`);
+  expect(outcomes.notParquet).toMatchObject({ name: 'ParquetSkimError', code: 'INVALID_FILE', isSkimError: true });
+  expect(outcomes.missing).toMatchObject({ name: 'ParquetSkimError', code: 'HTTP_STATUS', isSkimError: true });
+  expect(outcomes.missing?.message).toContain('404');
+  expect(outcomes.unknownColumn).toMatchObject({ code: 'UNKNOWN_COLUMN', isSkimError: true });
+  expect(outcomes.unknownColumn?.message).toContain("did you mean 'string_col'");
+  expect(outcomes.corruptPages).toMatchObject({ name: 'ParquetSkimError', code: 'INVALID_FILE', isSkimError: true });
+  expect(result.workersAfter).toBe(2);
+  expect(result.rowsAfter).toBe(7300);
+});

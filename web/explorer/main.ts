@@ -1,0 +1,243 @@
+/**
+ * The parquet-skim explorer: open a Parquet file (URL, file picker, drag and drop, or `?url=`),
+ * show what its footer says, and show its first rows.
+ *
+ * Design note: one reader (worker pool + WebAssembly) is created when the page loads and serves
+ * every file opened afterwards. Opening is a sequence — open (footer only) → render the metadata
+ * panels → scan the first {@link FIRST_ROWS} rows → render them — and `body[data-state]` follows
+ * it (`loading` → `ready`, or `error`) so tests and people can tell where it is. A new open
+ * supersedes the one in flight: its scan is aborted and any late result is dropped (the
+ * `generation` check), so a slow file can never overwrite a newer one. Every failure, the
+ * library's (`ParquetSkimError`, with its `code`) or the page's own, ends in the `#error` box.
+ * The views live in their own modules; this one only wires the page.
+ */
+import { createReader, type OpenOptions, type ParquetFile, type ParquetSource, type Reader } from 'parquet-skim';
+import { byId, el } from './dom.js';
+import { renderKeyValueMetadata, renderRowGroups, renderSummary } from './metadata-view.js';
+import { renderRows, renderScanStats } from './rows-view.js';
+import { renderSchema } from './schema-view.js';
+
+/** Rows read and shown after opening. */
+const FIRST_ROWS = 100;
+
+/** What tests can reach: the current reader and file. */
+interface ExplorerHandles {
+  reader: Reader | undefined;
+  file: ParquetFile | undefined;
+}
+
+declare global {
+  interface Window {
+    explorer: ExplorerHandles;
+  }
+}
+
+type PageState = 'idle' | 'loading' | 'ready' | 'error';
+
+/** An error of the page itself (not of the library), shown like the library's. */
+class PageError extends Error {
+  override readonly name = 'PageError';
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const page = {
+  form: byId<HTMLFormElement>('open-form'),
+  urlInput: byId<HTMLInputElement>('url-input'),
+  headersInput: byId<HTMLTextAreaElement>('headers-input'),
+  fileInput: byId<HTMLInputElement>('file-input'),
+  status: byId('status'),
+  error: byId('error'),
+  results: byId('results'),
+  summary: byId('summary'),
+  schema: byId('schema'),
+  rowGroups: byId<HTMLTableElement>('row-groups'),
+  kvMetadata: byId('kv-metadata'),
+  rows: byId<HTMLTableElement>('rows'),
+  scanStats: byId('scan-stats'),
+};
+
+window.explorer = { reader: undefined, file: undefined };
+
+let readerPromise: Promise<Reader> | undefined;
+/** Bumped by every open; results of an older open are dropped. */
+let generation = 0;
+let inFlight: AbortController | undefined;
+
+/** The page's reader, created on first use (and again after a failed creation). */
+function getReader(): Promise<Reader> {
+  if (readerPromise === undefined) {
+    readerPromise = createReader().then(
+      (reader) => {
+        window.explorer.reader = reader;
+        return reader;
+      },
+      (error: unknown) => {
+        readerPromise = undefined;
+        throw error;
+      },
+    );
+  }
+  return readerPromise;
+}
+
+/** Opens `source` (shown as `label`) and renders it. */
+async function openSource(source: ParquetSource, label: string, options: OpenOptions = {}): Promise<void> {
+  const current = ++generation;
+  inFlight?.abort();
+  const controller = new AbortController();
+  inFlight = controller;
+  setState('loading');
+  hideError();
+  page.results.hidden = true;
+  setStatus(`Opening ${label}…`);
+  try {
+    const reader = await getReader();
+    const file = await reader.open(source, options);
+    if (current !== generation) return;
+    window.explorer.file = file;
+    renderSummary(page.summary, file, label);
+    renderSchema(page.schema, file.schema);
+    renderRowGroups(page.rowGroups, file);
+    renderKeyValueMetadata(page.kvMetadata, file);
+    page.rows.replaceChildren();
+    page.scanStats.textContent = '';
+    page.results.hidden = false;
+    setStatus(`Reading the first ${FIRST_ROWS} rows…`);
+
+    const scan = file.scan({ limit: FIRST_ROWS, signal: controller.signal });
+    const table = await scan.toTable();
+    if (current !== generation) return;
+    renderRows(page.rows, table);
+    renderScanStats(page.scanStats, scan.stats);
+    setStatus('');
+    setState('ready');
+  } catch (error) {
+    if (current !== generation) return;
+    showError(error);
+  }
+}
+
+/** Opens the URL in the input, with the headers in the textarea. */
+function openFromInputs(): void {
+  const url = page.urlInput.value.trim();
+  if (url === '') {
+    showError(new PageError('NO_URL', 'enter the URL of a Parquet file, or choose a file'));
+    return;
+  }
+  let headers: Record<string, string>;
+  try {
+    headers = parseHeaders(page.headersInput.value);
+  } catch (error) {
+    showError(error);
+    return;
+  }
+  rememberUrl(url);
+  void openSource(url, url, { headers });
+}
+
+/** Opens a local file (picker or drop). */
+function openLocalFile(file: File): void {
+  rememberUrl(null);
+  void openSource(file, file.name);
+}
+
+/** `Name: value` lines → headers. Blank lines are skipped; anything else malformed is an error. */
+function parseHeaders(text: string): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [index, raw] of text.split(/\r?\n/).entries()) {
+    const line = raw.trim();
+    if (line === '') continue;
+    const colon = line.indexOf(':');
+    const name = colon < 0 ? '' : line.slice(0, colon).trim();
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+      throw new PageError('INVALID_HEADERS', `header line ${index + 1}: expected "Name: value", got "${line}"`);
+    }
+    headers[name] = line.slice(colon + 1).trim();
+  }
+  return headers;
+}
+
+/** Keeps the page's `?url=` in step with what is open, so the address can be shared. */
+function rememberUrl(url: string | null): void {
+  const query = url === null ? '' : `?url=${encodeURIComponent(url).replace(/%2F/gi, '/').replace(/%3A/gi, ':')}`;
+  history.replaceState(null, '', `${location.pathname}${query}`);
+}
+
+function setState(state: PageState): void {
+  document.body.dataset.state = state;
+}
+
+function setStatus(text: string): void {
+  page.status.textContent = text;
+}
+
+function hideError(): void {
+  page.error.hidden = true;
+}
+
+/** Shows `error` (code and message) in the error box and enters the `error` state. */
+function showError(error: unknown): void {
+  const { code, message } = describeError(error);
+  page.error.replaceChildren(
+    el('strong', { className: 'error-code', text: code }),
+    ' ',
+    el('span', { className: 'error-message', text: message }),
+  );
+  page.error.hidden = false;
+  setStatus('');
+  setState('error');
+}
+
+function describeError(error: unknown): { code: string; message: string } {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    return { code: typeof code === 'string' ? code : error.name, message: error.message };
+  }
+  return { code: 'ERROR', message: String(error) };
+}
+
+// Wiring.
+
+page.form.addEventListener('submit', (event) => {
+  event.preventDefault();
+  openFromInputs();
+});
+
+page.fileInput.addEventListener('change', () => {
+  const file = page.fileInput.files?.[0];
+  if (file !== undefined) openLocalFile(file);
+  // Let the same file be chosen again later.
+  page.fileInput.value = '';
+});
+
+const carriesFiles = (event: DragEvent) => event.dataTransfer?.types.includes('Files') ?? false;
+window.addEventListener('dragover', (event) => {
+  if (!carriesFiles(event)) return;
+  event.preventDefault();
+  if (event.dataTransfer !== null) event.dataTransfer.dropEffect = 'copy';
+  document.body.classList.add('dragging');
+});
+window.addEventListener('dragleave', (event) => {
+  if (event.relatedTarget === null) document.body.classList.remove('dragging');
+});
+window.addEventListener('drop', (event) => {
+  if (!carriesFiles(event)) return;
+  event.preventDefault();
+  document.body.classList.remove('dragging');
+  const file = event.dataTransfer?.files[0];
+  if (file !== undefined) openLocalFile(file);
+});
+
+// Start: warm up the reader, then open `?url=` if there is one.
+const initialUrl = new URLSearchParams(location.search).get('url');
+if (initialUrl !== null && initialUrl !== '') {
+  page.urlInput.value = initialUrl;
+  openFromInputs();
+} else {
+  getReader().catch(showError);
+}

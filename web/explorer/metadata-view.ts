@@ -1,0 +1,91 @@
+/**
+ * The file panels: the summary line, the row-groups table and the key-value metadata.
+ *
+ * Design note: everything here comes from `file.metadata` (the footer, already read at open) and
+ * `file.requestLog()`, so these panels render before any row is fetched and cost no request.
+ * The summary is one dense line of facts separated by dots; the row-groups table is capped in
+ * height (a file can have thousands); key-value values (often a base64 Arrow schema or a JSON
+ * blob) sit collapsed in `<details>` and are cut to {@link MAX_KV_VALUE_CHARS}.
+ */
+import type { ParquetFile } from 'parquet-skim';
+import { el, formatBytes, formatCount, plural, truncate } from './dom.js';
+
+/** Most characters of a key-value value shown. */
+const MAX_KV_VALUE_CHARS = 2000;
+
+/** Fills `target` with the summary line of `file`, opened from `source` (a URL or file name). */
+export function renderSummary(target: HTMLElement, file: ParquetFile, source: string): void {
+  const meta = file.metadata;
+  const log = file.requestLog();
+  const openedBytes = log.reduce((sum, entry) => sum + entry.bytes, 0);
+  const topFields = file.schema.fields.length;
+  const leafColumns = meta.columns.length;
+  const columns =
+    topFields === leafColumns ? plural(topFields, 'column') : `${plural(topFields, 'column')} (${leafColumns} leaf)`;
+  const facts = [
+    formatBytes(meta.fileLen),
+    plural(meta.numRows, 'row'),
+    plural(meta.rowGroups.length, 'row group'),
+    columns,
+    `created by ${meta.createdBy ?? 'unknown'}`,
+    `page index: ${meta.hasPageIndex ? 'yes' : 'no'}`,
+    `opened with ${plural(log.length, 'request')}, ${formatBytes(openedBytes)}`,
+  ];
+  target.replaceChildren(
+    el('span', { className: 'source', text: source, title: source }),
+    ...facts.flatMap((fact) => [el('span', { className: 'sep', text: ' · ' }), el('span', { text: fact })]),
+  );
+}
+
+/** Fills `table` with one line per row group. */
+export function renderRowGroups(table: HTMLTableElement, file: ParquetFile): void {
+  const head = el(
+    'thead',
+    {},
+    el('tr', {}, ...['#', 'rows', 'compressed', 'uncompressed', 'codec'].map((name) => el('th', { text: name }))),
+  );
+  const body = el('tbody');
+  file.metadata.rowGroups.forEach((group, index) => {
+    const uncompressed = group.columns.reduce((sum, column) => sum + column.uncompressedSize, 0);
+    const codec = group.columns[0]?.codec ?? '—';
+    body.append(
+      el(
+        'tr',
+        {},
+        el('td', { className: 'num', text: String(index) }),
+        el('td', { className: 'num', text: formatCount(group.numRows) }),
+        el('td', { className: 'num', text: formatBytes(group.compressedSize) }),
+        el('td', { className: 'num', text: formatBytes(uncompressed) }),
+        el('td', { text: codec, title: codec }),
+      ),
+    );
+  });
+  table.replaceChildren(head, body);
+}
+
+/** Fills `target` with the file's key-value metadata, values collapsed. */
+export function renderKeyValueMetadata(target: HTMLElement, file: ParquetFile): void {
+  const entries = file.metadata.keyValueMetadata;
+  if (entries.length === 0) {
+    target.replaceChildren(el('p', { className: 'muted', text: 'none' }));
+    return;
+  }
+  target.replaceChildren(
+    ...entries.map(({ key, value }) => {
+      const length = value === null ? 'null' : `${formatCount(value.length)} chars`;
+      return el(
+        'details',
+        {},
+        el(
+          'summary',
+          {},
+          el('span', { className: 'kv-key', text: key }),
+          el('span', { className: 'muted', text: ` ${length}` }),
+        ),
+        value === null
+          ? el('p', { className: 'null', text: 'null' })
+          : el('pre', { className: 'kv-value', text: truncate(value, MAX_KV_VALUE_CHARS) }),
+      );
+    }),
+  );
+}
