@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { ParquetSkimError } from '../errors.js';
+import { IoQueue, type RangeReader } from './io-queue.js';
+
+/** A reader over `size` bytes (byte i = i % 256) that records concurrency. */
+function recordingReader(size: number, delayMs: number) {
+  const state = { active: 0, peak: 0, calls: [] as Array<[number, number]> };
+  const reader: RangeReader = {
+    async read(start, end) {
+      state.calls.push([start, end]);
+      state.active += 1;
+      state.peak = Math.max(state.peak, state.active);
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      state.active -= 1;
+      if (end > size) throw new Error('past the end');
+      return Uint8Array.from({ length: end - start }, (_, i) => (start + i) % 256);
+    },
+  };
+  return { reader, state };
+}
+
+describe('IoQueue', () => {
+  it('coalesces, returns the bytes read, and counts cost', async () => {
+    const { reader, state } = recordingReader(10_000, 1);
+    const queue = new IoQueue({ gapBytes: 50 });
+    const cost = { requests: 0, bytes: 0 };
+    const chunks = await queue.read(
+      reader,
+      [
+        { start: 100, end: 200 },
+        { start: 220, end: 300 },
+        { start: 5000, end: 5010 },
+      ],
+      undefined,
+      cost,
+    );
+    expect(state.calls).toEqual([
+      [100, 300],
+      [5000, 5010],
+    ]);
+    expect(chunks.map((c) => [c.start, c.data.length, c.data[0]])).toEqual([
+      [100, 200, 100],
+      [5000, 10, 5000 % 256],
+    ]);
+    expect(cost).toEqual({ requests: 2, bytes: 210 });
+  });
+
+  it('keeps at most `concurrency` requests in flight across calls', async () => {
+    const { reader, state } = recordingReader(1_000_000, 5);
+    const queue = new IoQueue({ concurrency: 3, gapBytes: 0 });
+    const ranges = Array.from({ length: 10 }, (_, i) => ({ start: i * 1000, end: i * 1000 + 10 }));
+    await Promise.all([queue.read(reader, ranges.slice(0, 5)), queue.read(reader, ranges.slice(5))]);
+    expect(state.calls).toHaveLength(10);
+    expect(state.peak).toBe(3);
+  });
+
+  it('rejects an aborted read without issuing requests, and bad options with typed errors', async () => {
+    const { reader, state } = recordingReader(1000, 1);
+    const controller = new AbortController();
+    controller.abort();
+    await expect(new IoQueue().read(reader, [{ start: 0, end: 10 }], controller.signal)).rejects.toMatchObject({
+      name: 'AbortError',
+    });
+    expect(state.calls).toHaveLength(0);
+    expect(() => new IoQueue({ concurrency: 0 })).toThrow(ParquetSkimError);
+  });
+});
