@@ -21,16 +21,24 @@ npx tsc --noEmit -p web/explorer/tsconfig.json
 step "biome (lint + format)"
 npx biome ci .
 
+counts=$(mktemp)
 step "cargo test"
-cargo test --locked --workspace
+cargo test --locked --workspace 2>&1 | tee -a "$counts"
 step "vitest (Node)"
-npx vitest run
+npx vitest run 2>&1 | tee -a "$counts"
 
 step "sample data and conformance references"
 bash .ci/sample-data.sh
 bash tests/conformance/setup-venv.sh
 
 step "browser tests (Playwright, Debian Chromium)"
-npx playwright test -c tests/browser/playwright.config.ts
+npx playwright test -c tests/browser/playwright.config.ts 2>&1 | tee -a "$counts"
 
-step "all tests passed"
+# One closing line for all three runners (pipefail has already stopped us on any failure).
+plain=$(sed 's/\x1b\[[0-9;]*m//g' "$counts")
+cargo_passed=$(grep -oE '^test result: ok\. [0-9]+ passed' <<<"$plain" | awk '{s+=$4} END {print s+0}')
+vitest_passed=$(grep -oE '^ +Tests +[0-9]+ passed' <<<"$plain" | awk '{s+=$2} END {print s+0}')
+playwright_passed=$(grep -oE '^ +[0-9]+ passed \(' <<<"$plain" | awk '{s+=$1} END {print s+0}')
+rm -f "$counts"
+step "done: cargo $cargo_passed, vitest $vitest_passed, playwright $playwright_passed"
+echo "$((cargo_passed + vitest_passed + playwright_passed)) passed, 0 failed"

@@ -93,7 +93,8 @@ async function openSource(source: ParquetSource, label: string, options: OpenOpt
   inFlight = controller;
   setState('loading');
   hideError();
-  page.results.hidden = true;
+  clearResults();
+  window.explorer.file = undefined;
   setStatus(`Opening ${label}…`);
   try {
     const reader = await getReader();
@@ -104,8 +105,6 @@ async function openSource(source: ParquetSource, label: string, options: OpenOpt
     renderSchema(page.schema, file.schema);
     renderRowGroups(page.rowGroups, file);
     renderKeyValueMetadata(page.kvMetadata, file);
-    page.rows.replaceChildren();
-    page.scanStats.textContent = '';
     page.results.hidden = false;
     setStatus(`Reading the first ${FIRST_ROWS} rows…`);
 
@@ -166,6 +165,14 @@ function parseHeaders(text: string): Record<string, string> {
 function rememberUrl(url: string | null): void {
   const query = url === null ? '' : `?url=${encodeURIComponent(url).replace(/%2F/gi, '/').replace(/%3A/gi, ':')}`;
   history.replaceState(null, '', `${location.pathname}${query}`);
+}
+
+/** Hides and empties the panels of the previous file. */
+function clearResults(): void {
+  page.results.hidden = true;
+  for (const panel of [page.summary, page.schema, page.rowGroups, page.kvMetadata, page.rows, page.scanStats]) {
+    panel.replaceChildren();
+  }
 }
 
 function setState(state: PageState): void {

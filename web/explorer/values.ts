@@ -122,6 +122,7 @@ function plainOfUnknown(value: unknown): unknown {
  * `1.1` widened to a double is `1.100000023841858`, and should print as `1.1`.
  */
 function floatText(value: number, precision: Precision): string {
+  if (Object.is(value, -0)) return '-0';
   if (precision === Precision.DOUBLE || !Number.isFinite(value)) return String(value);
   const round = precision === Precision.SINGLE ? Math.fround : (Math as { f16round?: (x: number) => number }).f16round;
   const maxDigits = precision === Precision.SINGLE ? 9 : 5;

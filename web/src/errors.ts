@@ -16,6 +16,8 @@ export type ErrorCode =
   | 'ENCRYPTED_FILE'
   /** The file is valid but uses a feature this build cannot read (codec, encoding, type). */
   | 'UNSUPPORTED'
+  /** A column chunk decompresses past the decoding limit (decompression bomb, or too big for wasm32). */
+  | 'TOO_LARGE'
   /** A requested column does not exist; the message suggests the nearest names. */
   | 'UNKNOWN_COLUMN'
   /** An option is malformed or out of range. */
@@ -41,6 +43,7 @@ const CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'INVALID_FILE',
   'ENCRYPTED_FILE',
   'UNSUPPORTED',
+  'TOO_LARGE',
   'UNKNOWN_COLUMN',
   'INVALID_ARGUMENT',
   'HTTP_STATUS',

@@ -43,6 +43,7 @@ export class ParquetFile {
   /** Row groups, column chunks, statistics, key-value metadata… */
   readonly metadata: FileMetadata;
   private readonly footer: FileFooter;
+  private closed = false;
 
   /** @internal */
   constructor(
@@ -71,9 +72,21 @@ export class ParquetFile {
     return JSON.parse(this.source.requestLog()) as RequestLogEntry[];
   }
 
+  /**
+   * Releases the file: its footer in every worker and its WebAssembly objects. Scans already
+   * running finish; new ones are refused (`DISPOSED`). Closing twice does nothing.
+   */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.context.executor.closeFile(this.footer.fileId);
+    this.handle.free();
+  }
+
   /** Reads rows: an async iterable of `RecordBatch`es in file order (see {@link Scan}). */
   scan(options: ScanOptions = {}): Scan {
     this.context.assertOpen();
+    if (this.closed) throw new ParquetSkimError('DISPOSED', 'the file was closed; open it again');
     const request = JSON.stringify({
       columns: options.columns,
       offset: checkCount('offset', options.offset),

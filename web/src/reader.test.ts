@@ -74,6 +74,21 @@ describe('reading in Node (inline execution)', () => {
     expect(scan.stats.tasksDone).toBe(scan.stats.tasksTotal);
   });
 
+  it('answers reads inside the tail read from memory', async () => {
+    // The file (454 KB) is smaller than the default 512 KiB tail read: nothing more is fetched.
+    const file = await reader.open(`${server.url}/data/alltypes_tiny_pages.parquet`);
+    const table = await file.scan().toTable();
+    expect(table.numRows).toBe(7300);
+    expect(file.requestLog()).toHaveLength(1);
+  });
+
+  it('closes a file: its scans are refused afterwards', async () => {
+    const file = await reader.open(new Uint8Array(await readFile(tinyPages)));
+    file.close();
+    expect(() => file.scan()).toThrow(expect.objectContaining({ code: 'DISPOSED' }));
+    file.close();
+  });
+
   it('returns an empty table with the projected schema past the end', async () => {
     const file = await reader.open(new Uint8Array(await readFile(tinyPages)));
     const table = await file.scan({ columns: ['bool_col'], offset: 1_000_000 }).toTable();
@@ -109,6 +124,7 @@ describe('reading in Node (inline execution)', () => {
     server.resetLog();
     const file = await reader.open(`${server.url}/data/alltypes_tiny_pages.parquet`, {
       headers: { Authorization: 'Bearer secret-token' },
+      footerReadBytes: 64 * 1024,
     });
     await file.scan({ columns: ['id'], limit: 5 }).toTable();
     const gets = server.log.filter((e) => e.method === 'GET');

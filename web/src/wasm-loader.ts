@@ -22,7 +22,7 @@ export async function compileWasm(source?: string | URL | WebAssembly.Module): P
   const url = source === undefined ? defaultWasmUrl() : new URL(source, import.meta.url);
   if (url.protocol === 'file:') {
     // Hidden from bundlers: only Node reaches this branch.
-    const fsModule = 'node:fs/promises';
+    const fsModule = ['node', 'fs/promises'].join(':');
     const fs = (await import(/* @vite-ignore */ fsModule)) as typeof import('node:fs/promises');
     return WebAssembly.compile(await fs.readFile(url));
   }

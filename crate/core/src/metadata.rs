@@ -22,7 +22,10 @@ use std::collections::HashSet;
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
-use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataPushDecoder};
+use parquet::file::metadata::{
+    FileMetaData, PageIndexPolicy, ParquetMetaData, ParquetMetaDataBuilder,
+    ParquetMetaDataPushDecoder,
+};
 use parquet::DecodeResult;
 
 use crate::bytes_cache::ByteCache;
@@ -112,6 +115,7 @@ impl ParquetFile {
         metadata: Arc<ParquetMetaData>,
         footer: Vec<(Range<u64>, Bytes)>,
     ) -> Result<Self> {
+        let metadata = with_consistent_row_count(metadata);
         let to_arrow = |e| SkimError::from_parquet("converting the schema to Arrow", e);
         let int96_paths: HashSet<String> = metadata
             .file_metadata()
@@ -185,6 +189,30 @@ impl ParquetFile {
     pub fn footer(&self) -> &[(Range<u64>, Bytes)] {
         &self.footer
     }
+}
+
+/// Some writers leave the footer's `num_rows` at 0 (`repeated_no_annotation.parquet`) while the
+/// row groups are right. arrow-rs caps batch sizes at the footer's count, so such a file would
+/// decode to nothing: trust the row groups, as pyarrow does.
+fn with_consistent_row_count(metadata: Arc<ParquetMetaData>) -> Arc<ParquetMetaData> {
+    let rows: i64 = metadata.row_groups().iter().map(|rg| rg.num_rows()).sum();
+    let file = metadata.file_metadata();
+    if file.num_rows() == rows {
+        return metadata;
+    }
+    let fixed = FileMetaData::new(
+        file.version(),
+        rows,
+        file.created_by().map(str::to_owned),
+        file.key_value_metadata().cloned(),
+        file.schema_descr_ptr(),
+        file.column_orders().cloned(),
+    );
+    let rebuilt = ParquetMetaDataBuilder::new(fixed)
+        .set_row_groups(metadata.row_groups().to_vec())
+        .set_page_index(metadata.page_index().cloned())
+        .build();
+    Arc::new(rebuilt)
 }
 
 /// `schema` with nanosecond timestamps read from INT96 leaves (`paths`) turned into microseconds.

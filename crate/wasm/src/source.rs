@@ -4,6 +4,9 @@
 //! Parquet. Every read is recorded in the request log (range, status, bytes, milliseconds),
 //! which tests and the explorer read to see exactly what a query cost.
 //!
+//! The tail read at open is kept: later reads inside it (a small file's pages, the last row
+//! group's columns) are answered from memory, not fetched again.
+//!
 //! For URLs the source remembers the file's size and version (ETag, else Last-Modified) from the
 //! first response, so later reads use `bytes=start-end` (no CORS preflight) and a file replaced
 //! between two reads fails with `FILE_CHANGED` instead of mixing two versions.
@@ -50,6 +53,8 @@ pub struct Source {
     file_len: Cell<Option<u64>>,
     version: RefCell<Option<String>>,
     log: RefCell<Vec<LogEntry>>,
+    /// The bytes of the tail read and where they start.
+    tail: RefCell<Option<(u64, Uint8Array)>>,
 }
 
 impl Source {
@@ -76,6 +81,7 @@ impl Source {
             file_len: Cell::new(file_len),
             version: RefCell::new(None),
             log: RefCell::new(Vec::new()),
+            tail: RefCell::new(None),
         }
     }
 
@@ -99,7 +105,9 @@ impl Source {
     pub async fn read_tail(&self, n: u64) -> Result<(u64, Uint8Array), SkimError> {
         if let Some(len) = self.file_len.get() {
             let start = len.saturating_sub(n);
-            return Ok((start, self.read(start..len).await?));
+            let data = self.read(start..len).await?;
+            *self.tail.borrow_mut() = Some((start, data.clone()));
+            return Ok((start, data));
         }
         let Kind::Http { url, options } = &self.kind else {
             return Err(SkimError::internal(
@@ -118,6 +126,7 @@ impl Source {
             Some(response.status),
             started,
         );
+        *self.tail.borrow_mut() = Some((response.start, response.data.clone()));
         Ok((response.start, response.data))
     }
 
@@ -134,6 +143,9 @@ impl Source {
                     range.end
                 ),
             ));
+        }
+        if let Some(data) = self.cached_in_tail(&range) {
+            return Ok(data);
         }
         let started = Date::now();
         match &self.kind {
@@ -172,6 +184,18 @@ impl Source {
                 Ok(data)
             }
         }
+    }
+
+    /// A copy of `range` when the tail read holds all of it.
+    fn cached_in_tail(&self, range: &Range<u64>) -> Option<Uint8Array> {
+        let tail = self.tail.borrow();
+        let (start, data) = tail.as_ref()?;
+        let end = start + u64::from(data.length());
+        if range.start < *start || range.end > end {
+            return None;
+        }
+        // Offsets are below the tail's length, a u32.
+        Some(data.slice((range.start - start) as u32, (range.end - start) as u32))
     }
 
     fn check_version(&self, url: &str, seen: Option<String>) -> Result<(), SkimError> {

@@ -4,7 +4,7 @@ import { createReader } from 'parquet-skim';
 self.onmessage = async (event: MessageEvent<{ url: string; columns: string[] }>) => {
   try {
     const reader = await createReader({ workers: 0 });
-    const file = await reader.open(event.data.url);
+    const file = await reader.open(event.data.url, { footerReadBytes: 64 * 1024 });
     const table = await file.scan({ columns: event.data.columns }).toTable();
     self.postMessage({ ok: true, rows: table.numRows, requests: file.requestLog().length });
     reader.dispose();

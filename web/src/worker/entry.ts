@@ -26,12 +26,18 @@ scope.onmessage = (event) => {
     );
     return;
   }
-  host.then(
-    (h) => {
-      const response = h.handle(request);
-      if (response === undefined) return;
-      scope.postMessage(response, response.kind === 'done' ? [response.ipc.buffer as ArrayBuffer] : []);
-    },
-    (error: unknown) => scope.postMessage({ kind: 'failed', taskId: null, error: serializeError(error) }, []),
-  );
+  const taskId = 'taskId' in request ? request.taskId : null;
+  const fail = (error: unknown) => scope.postMessage({ kind: 'failed', taskId, error: serializeError(error) }, []);
+  host.then((h) => {
+    let response: HostResponse | undefined;
+    try {
+      response = h.handle(request);
+    } catch (error) {
+      // Never let an error escape silently: the pool must hear of every failure.
+      fail(error);
+      return;
+    }
+    if (response === undefined) return;
+    scope.postMessage(response, response.kind === 'done' ? [response.ipc.buffer as ArrayBuffer] : []);
+  }, fail);
 };

@@ -74,8 +74,14 @@ export class TaskHost {
   }
 
   private finish(taskId: number): void {
-    this.tasks.get(taskId)?.free();
+    const task = this.tasks.get(taskId);
     this.tasks.delete(taskId);
+    try {
+      task?.free();
+    } catch {
+      // After a WebAssembly trap the task is still marked borrowed and cannot be freed; the
+      // trap itself is reported, and the pool replaces this worker.
+    }
   }
 
   private guard(taskId: number | null, work: () => HostResponse | undefined): HostResponse | undefined {
