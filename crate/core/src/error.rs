@@ -34,6 +34,13 @@ pub enum SkimError {
         name: String,
         suggestions: Vec<String>,
     },
+    /// The filter text does not parse; `position` is the byte offset where it stopped making sense.
+    InvalidFilter {
+        position: Option<usize>,
+        detail: String,
+    },
+    /// A filter compares a column with a value of another type.
+    TypeMismatch { detail: String },
     /// An option passed by the caller is out of range or malformed.
     InvalidArgument { name: String, detail: String },
     /// The server answered a range request with an error status.
@@ -63,6 +70,8 @@ impl SkimError {
             Self::Unsupported { .. } => "UNSUPPORTED",
             Self::TooLarge { .. } => "TOO_LARGE",
             Self::UnknownColumn { .. } => "UNKNOWN_COLUMN",
+            Self::InvalidFilter { .. } => "INVALID_FILTER",
+            Self::TypeMismatch { .. } => "TYPE_MISMATCH",
             Self::InvalidArgument { .. } => "INVALID_ARGUMENT",
             Self::HttpStatus { .. } => "HTTP_STATUS",
             Self::RangeNotSupported { .. } => "RANGE_NOT_SUPPORTED",
@@ -161,6 +170,8 @@ impl fmt::Display for SkimError {
                     write!(f, "; did you mean {}?", quote_list(suggestions))
                 }
             }
+            Self::InvalidFilter { detail, .. } => write!(f, "invalid filter: {detail}"),
+            Self::TypeMismatch { detail } => write!(f, "filter type mismatch: {detail}"),
             Self::InvalidArgument { name, detail } => {
                 write!(f, "invalid option '{name}': {detail}")
             }

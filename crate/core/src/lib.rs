@@ -4,6 +4,7 @@
 //!
 //! - [`metadata`]: footer bytes → [`ParquetFile`] (arrow-rs `ParquetMetaDataPushDecoder`)
 //! - [`summary`]: [`ParquetFile`] → [`FileSummary`], the metadata a page shows
+//! - [`filter`]: SQL/JSON filters → typed predicates, pruning, arrow-rs `RowFilter`
 //! - [`projection`]: column names → leaf mask and output column order
 //! - [`plan`]: scan request → [`ReadPlan`] of read tasks with their byte ranges
 //! - [`task`]: task + bytes → Arrow IPC (arrow-rs `ParquetPushDecoder`)
@@ -16,6 +17,7 @@
 
 pub mod bytes_cache;
 pub mod error;
+pub mod filter;
 pub mod ipc;
 pub mod metadata;
 pub mod plan;
@@ -24,7 +26,8 @@ pub mod summary;
 pub mod task;
 
 pub use error::{Result, SkimError};
+pub use filter::{parse_sql, Expr};
 pub use metadata::{LoadStep, MetadataLoader, ParquetFile};
-pub use plan::{plan_scan, ByteRange, ReadPlan, ReadTask, ScanRequest, TaskSpec};
+pub use plan::{plan_scan, ByteRange, PlanStats, ReadPlan, ReadTask, ScanRequest, TaskSpec};
 pub use summary::FileSummary;
 pub use task::{TaskDecoder, TaskOutput, TaskRun};

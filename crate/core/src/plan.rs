@@ -1,15 +1,21 @@
 //! [`ScanRequest`] + [`ParquetFile`] → [`ReadPlan`]: the read tasks of a scan and the bytes each
 //! needs. Pure: no I/O, no decoding.
 //!
-//! A task is a value (serializable, sent to a worker) naming one row group and the rows of it to
-//! return (`skip`, `take`), which is how `offset`/`limit` become row-group-local selections
-//! before anything is fetched: row groups wholly before the offset or after the limit get no task
-//! at all.
+//! A task is a value (serializable, sent to a worker) naming one row group and which of its rows
+//! to decode. Without a filter, `offset`/`limit` become row-group-local `skip`/`take` before
+//! anything is fetched: row groups wholly before the offset or after the limit get no task. With
+//! a filter, the rows a task returns are unknown until it runs, so tasks cover whole row groups
+//! (less what pruning removed), each stops after `offset + limit` matches, and the scheduler
+//! applies the offset and limit across tasks in order and stops launching tasks once done.
+//!
+//! Pruning happens here: row groups by footer statistics, then pages by the column index (which
+//! becomes the task's row selection; a row group whose selection is empty gets no task).
 //!
 //! A task's byte ranges come from arrow-rs itself: the planner builds the same push decoder the
 //! worker will build ([`build_decoder`]) and lists its `ScanPlan`. With an offset index that is
-//! one range per needed page (plus the dictionary page), so `limit: 100` fetches the first pages
-//! of the projected columns and not their whole chunks; without one, whole column chunks.
+//! one range per needed page (plus dictionary pages). Ranges are split by phase: the filter
+//! columns (phase 1, fetched up front) and the output-only columns (phase 2: with a filter,
+//! fetched on demand after the filter ran, so only pages that still hold selected rows are read).
 
 use std::ops::Range;
 
@@ -20,6 +26,8 @@ use parquet::arrow::push_decoder::{
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, SkimError};
+use crate::filter::prune::{prune_pages, row_groups_may_match};
+use crate::filter::{Expr, Filter};
 use crate::metadata::ParquetFile;
 use crate::projection::Projection;
 
@@ -37,28 +45,34 @@ pub const DEFAULT_MAX_CHUNK_BYTES: u64 = 1 << 30;
 pub struct ScanRequest {
     /// Dotted column paths to return, in this order; all columns when absent.
     pub columns: Option<Vec<String>>,
-    /// Rows to skip from the start of the file.
+    /// Rows to skip from the start of the (filtered) result.
     pub offset: Option<u64>,
     /// Most rows to return.
     pub limit: Option<u64>,
     /// Rows per batch.
     pub batch_size: Option<usize>,
+    /// Keep only rows where this is true.
+    pub filter: Option<Expr>,
     /// Largest uncompressed column chunk to decode (default [`DEFAULT_MAX_CHUNK_BYTES`]).
     pub max_chunk_bytes: Option<u64>,
 }
 
-/// One unit of work for a worker: decode rows `skip..skip + take` of one row group.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One unit of work for a worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskSpec {
     /// Position of the task in the scan's output order.
     pub task_idx: usize,
     pub row_group_idx: usize,
-    /// Rows of the row group skipped before the first returned row.
-    pub skip: u64,
-    /// Rows returned.
-    pub take: u64,
+    /// Rows of the row group to decode, as run lengths: `n > 0` selects `n` rows, `n < 0` skips
+    /// `-n`. `None` decodes every row. Trailing rows not covered are skipped.
+    pub selection: Option<Vec<i64>>,
+    /// Rows the task returns when known (no filter): checked after decoding.
+    pub expected_rows: Option<u64>,
+    /// Stop after this many rows (with a filter: `offset + limit` of the scan).
+    pub limit: Option<u64>,
     pub columns: Option<Vec<String>>,
+    pub filter: Option<Expr>,
     pub batch_size: usize,
     pub max_chunk_bytes: u64,
 }
@@ -84,10 +98,28 @@ impl From<Range<u64>> for ByteRange {
 #[serde(rename_all = "camelCase")]
 pub struct ReadTask {
     pub spec: TaskSpec,
-    /// Planned ranges in decode order (predicate columns first, then pages by row).
-    pub ranges: Vec<ByteRange>,
-    /// Sum of the ranges' lengths.
-    pub bytes: u64,
+    /// Phase 1: pages of the filter columns (empty without a filter).
+    pub filter_ranges: Vec<ByteRange>,
+    /// Phase 2: pages of the output-only columns (everything without a filter). With a filter
+    /// this is an upper bound: the decoder asks only for pages holding selected rows.
+    pub output_ranges: Vec<ByteRange>,
+    /// Rows the task decodes (after page pruning), before filtering.
+    pub rows_scanned: u64,
+}
+
+/// What planning decided, for scan statistics.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanStats {
+    pub row_groups_total: usize,
+    pub row_groups_pruned_by_stats: usize,
+    pub row_groups_pruned_by_page_index: usize,
+    /// Data pages of the filter columns in the row groups left after statistics pruning.
+    pub pages_total: usize,
+    pub pages_pruned: usize,
+    pub rows_total: u64,
+    /// Rows the tasks decode (before filtering).
+    pub rows_scanned: u64,
 }
 
 /// All tasks of a scan, in output order.
@@ -95,26 +127,100 @@ pub struct ReadTask {
 #[serde(rename_all = "camelCase")]
 pub struct ReadPlan {
     pub tasks: Vec<ReadTask>,
-    /// Rows the scan will return.
-    pub rows: u64,
+    /// Rows the scan returns when known (no filter).
+    pub rows: Option<u64>,
+    /// Rows to skip and keep across tasks, applied by the scheduler (with a filter).
+    pub offset: u64,
+    pub limit: Option<u64>,
+    pub stats: PlanStats,
 }
 
 /// Plans `request` over `file`.
 pub fn plan_scan(file: &ParquetFile, request: &ScanRequest) -> Result<ReadPlan> {
     let batch_size = checked_batch_size(request.batch_size)?;
-    // Resolve the projection once up front so a bad column fails the scan, not each task.
+    // Resolve projection and filter once up front so a bad column fails the scan, not each task.
     Projection::try_new(file, request.columns.as_deref())?;
+    let filter = request
+        .filter
+        .as_ref()
+        .map(|expr| Filter::try_new(expr, file))
+        .transpose()?;
+    let metadata = file.metadata();
+    let row_groups = metadata.row_groups();
+    let mut stats = PlanStats {
+        row_groups_total: row_groups.len(),
+        rows_total: row_groups.iter().map(|rg| rows_of(rg.num_rows())).sum(),
+        ..Default::default()
+    };
+    let template = TaskSpec {
+        task_idx: 0,
+        row_group_idx: 0,
+        selection: None,
+        expected_rows: None,
+        limit: None,
+        columns: request.columns.clone(),
+        filter: request.filter.clone(),
+        batch_size,
+        max_chunk_bytes: request.max_chunk_bytes.unwrap_or(DEFAULT_MAX_CHUNK_BYTES),
+    };
+    let specs = match &filter {
+        None => unfiltered_specs(file, request, &template),
+        Some(filter) => filtered_specs(file, request, filter, &template, &mut stats),
+    };
+    let filter_leaves = filter.as_ref().map(Filter::leaves).unwrap_or_default();
+    let mut tasks = Vec::with_capacity(specs.len());
+    for (task_idx, (mut spec, rows_scanned)) in specs.into_iter().enumerate() {
+        spec.task_idx = task_idx;
+        let (mut filter_ranges, mut output_ranges) = (Vec::new(), Vec::new());
+        for planned in build_decoder(file, &spec)?.scan_plan() {
+            if filter_leaves.contains(&planned.column) {
+                filter_ranges.push(planned.range.into());
+            } else {
+                output_ranges.push(planned.range.into());
+            }
+        }
+        stats.rows_scanned += rows_scanned;
+        tasks.push(ReadTask {
+            spec,
+            filter_ranges,
+            output_ranges,
+            rows_scanned,
+        });
+    }
+    let rows = filter
+        .is_none()
+        .then(|| tasks.iter().filter_map(|t| t.spec.expected_rows).sum());
+    Ok(ReadPlan {
+        tasks,
+        rows,
+        offset: if filter.is_some() {
+            request.offset.unwrap_or(0)
+        } else {
+            0
+        },
+        limit: if filter.is_some() {
+            request.limit
+        } else {
+            None
+        },
+        stats,
+    })
+}
+
+/// Without a filter: `offset`/`limit` become each row group's skip/take.
+fn unfiltered_specs(
+    file: &ParquetFile,
+    request: &ScanRequest,
+    template: &TaskSpec,
+) -> Vec<(TaskSpec, u64)> {
     let mut offset = request.offset.unwrap_or(0);
     let mut remaining = request.limit.unwrap_or(u64::MAX);
-    let mut tasks = Vec::new();
-    let mut rows = 0;
+    let mut specs = Vec::new();
     for (row_group_idx, rg) in file.metadata().row_groups().iter().enumerate() {
         if remaining == 0 {
             break;
         }
-        let num_rows = u64::try_from(rg.num_rows()).map_err(|_| SkimError::InvalidFile {
-            detail: format!("row group {row_group_idx} has {} rows", rg.num_rows()),
-        })?;
+        let num_rows = rows_of(rg.num_rows());
         if offset >= num_rows {
             offset -= num_rows;
             continue;
@@ -123,28 +229,64 @@ pub fn plan_scan(file: &ParquetFile, request: &ScanRequest) -> Result<ReadPlan> 
         offset = 0;
         let take = (num_rows - skip).min(remaining);
         remaining -= take;
-        rows += take;
-        let spec = TaskSpec {
-            task_idx: tasks.len(),
-            row_group_idx,
-            skip,
-            take,
-            columns: request.columns.clone(),
-            batch_size,
-            max_chunk_bytes: request.max_chunk_bytes.unwrap_or(DEFAULT_MAX_CHUNK_BYTES),
-        };
-        let ranges: Vec<ByteRange> = build_decoder(file, &spec)?
-            .scan_plan()
-            .map(|planned| planned.range.into())
-            .collect();
-        let bytes = ranges.iter().map(|r| r.end - r.start).sum();
-        tasks.push(ReadTask {
-            spec,
-            ranges,
-            bytes,
+        let selection = (skip > 0 || take < num_rows).then(|| {
+            let mut runs = Vec::with_capacity(2);
+            if skip > 0 {
+                runs.push(-(skip as i64));
+            }
+            runs.push(take as i64);
+            runs
         });
+        let spec = TaskSpec {
+            row_group_idx,
+            selection,
+            expected_rows: Some(take),
+            ..template.clone()
+        };
+        specs.push((spec, take));
     }
-    Ok(ReadPlan { tasks, rows })
+    specs
+}
+
+/// With a filter: prune row groups and pages; each task stops after `offset + limit` matches.
+fn filtered_specs(
+    file: &ParquetFile,
+    request: &ScanRequest,
+    filter: &Filter,
+    template: &TaskSpec,
+    stats: &mut PlanStats,
+) -> Vec<(TaskSpec, u64)> {
+    let metadata = file.metadata();
+    let keep = row_groups_may_match(filter.predicate(), metadata);
+    let limit = request
+        .limit
+        .map(|l| l.saturating_add(request.offset.unwrap_or(0)));
+    let mut specs = Vec::new();
+    for (row_group_idx, rg) in metadata.row_groups().iter().enumerate() {
+        if !keep[row_group_idx] {
+            stats.row_groups_pruned_by_stats += 1;
+            continue;
+        }
+        let pages = prune_pages(filter.predicate(), metadata, row_group_idx);
+        stats.pages_total += pages.pages_total;
+        stats.pages_pruned += pages.pages_pruned;
+        let rows_scanned = pages
+            .selection
+            .as_ref()
+            .map_or(rows_of(rg.num_rows()), |s| s.row_count() as u64);
+        if rows_scanned == 0 {
+            stats.row_groups_pruned_by_page_index += 1;
+            continue;
+        }
+        let spec = TaskSpec {
+            row_group_idx,
+            selection: pages.selection.as_ref().map(runs_of),
+            limit,
+            ..template.clone()
+        };
+        specs.push((spec, rows_scanned));
+    }
+    specs
 }
 
 /// The push decoder of one task: shared by the planner (to list ranges) and the task runner
@@ -161,22 +303,18 @@ pub fn build_decoder(file: &ParquetFile, spec: &TaskSpec) -> Result<ParquetPushD
             ),
         )
     })?;
-    let num_rows = u64::try_from(rg.num_rows()).unwrap_or(0);
-    if spec.skip.saturating_add(spec.take) > num_rows {
-        return Err(SkimError::invalid_argument(
-            "task",
-            format!(
-                "rows {}..{} are outside row group {} of {num_rows} rows",
-                spec.skip,
-                spec.skip + spec.take,
-                spec.row_group_idx
-            ),
-        ));
-    }
+    let num_rows = rows_of(rg.num_rows());
     let projection = Projection::try_new(file, spec.columns.as_deref())?;
+    let filter = spec
+        .filter
+        .as_ref()
+        .map(|expr| Filter::try_new(expr, file))
+        .transpose()?;
+    let filter_leaves = filter.as_ref().map(Filter::leaves).unwrap_or_default();
     for (leaf, chunk) in rg.columns().iter().enumerate() {
         let size = u64::try_from(chunk.uncompressed_size()).unwrap_or(u64::MAX);
-        if projection.mask().leaf_included(leaf) && size > spec.max_chunk_bytes {
+        let read = projection.mask().leaf_included(leaf) || filter_leaves.contains(&leaf);
+        if read && size > spec.max_chunk_bytes {
             return Err(SkimError::TooLarge {
                 detail: format!(
                     "column '{}' of row group {} decompresses to {size} bytes, over the \
@@ -188,20 +326,66 @@ pub fn build_decoder(file: &ParquetFile, spec: &TaskSpec) -> Result<ParquetPushD
             });
         }
     }
-    let selection = (spec.skip > 0 || spec.take < num_rows).then(|| {
-        let mut selectors = Vec::with_capacity(2);
-        if spec.skip > 0 {
-            selectors.push(RowSelector::skip(to_usize(spec.skip)));
-        }
-        selectors.push(RowSelector::select(to_usize(spec.take)));
-        RowSelection::from(selectors)
-    });
-    ParquetPushDecoderBuilder::new_with_metadata(file.reader_metadata().clone())
+    let selection = spec
+        .selection
+        .as_deref()
+        .map(|runs| selection_of(runs, num_rows, spec.row_group_idx))
+        .transpose()?;
+    let mut builder = ParquetPushDecoderBuilder::new_with_metadata(file.reader_metadata().clone())
+        // The predicate cache widens the pages read for cached columns to whole batches, which
+        // undoes page pruning; it is managed (with a byte budget) separately.
+        .with_max_predicate_cache_size(0)
         .with_projection(projection.mask().clone())
         .with_batch_size(spec.batch_size)
-        .with_row_group_selections(vec![RowGroupSelection::new(spec.row_group_idx, selection)])
+        .with_row_group_selections(vec![RowGroupSelection::new(spec.row_group_idx, selection)]);
+    if let Some(filter) = &filter {
+        builder = builder.with_row_filter(filter.row_filter(file));
+    }
+    if let Some(limit) = spec.limit {
+        builder = builder.with_limit(to_usize(limit));
+    }
+    builder
         .build()
         .map_err(|e| SkimError::from_parquet("planning the read", e))
+}
+
+/// Run lengths (`+n` select, `-n` skip) of a selection.
+fn runs_of(selection: &RowSelection) -> Vec<i64> {
+    selection
+        .iter()
+        .map(|s| {
+            let n = s.row_count as i64;
+            if s.skip {
+                -n
+            } else {
+                n
+            }
+        })
+        .collect()
+}
+
+/// The selection of run lengths, checked against the row group's size.
+fn selection_of(runs: &[i64], num_rows: u64, row_group_idx: usize) -> Result<RowSelection> {
+    let covered: u64 = runs.iter().map(|n| n.unsigned_abs()).sum();
+    if covered > num_rows {
+        return Err(SkimError::invalid_argument(
+            "task",
+            format!("the selection covers {covered} rows of row group {row_group_idx}, which has {num_rows}"),
+        ));
+    }
+    Ok(RowSelection::from(
+        runs.iter()
+            .filter(|n| **n != 0)
+            .map(|&n| {
+                let count = to_usize(n.unsigned_abs());
+                if n < 0 {
+                    RowSelector::skip(count)
+                } else {
+                    RowSelector::select(count)
+                }
+            })
+            .collect::<Vec<_>>(),
+    ))
 }
 
 fn checked_batch_size(batch_size: Option<usize>) -> Result<usize> {
@@ -213,6 +397,11 @@ fn checked_batch_size(batch_size: Option<usize>) -> Result<usize> {
             format!("expected 1 to 16777216 rows, got {n}"),
         )),
     }
+}
+
+/// A row group's row count; a negative count (corrupt footer) reads as 0.
+fn rows_of(num_rows: i64) -> u64 {
+    u64::try_from(num_rows).unwrap_or(0)
 }
 
 /// Row counts are bounded by the row group's `i64` row count, which fits `usize` on wasm32 only

@@ -140,7 +140,7 @@ fn leaves_matching(schema: &SchemaDescriptor, name: &str) -> Vec<usize> {
 }
 
 /// Up to three selectable names closest to `name` by edit distance.
-fn suggest(schema: &SchemaDescriptor, name: &str) -> Vec<String> {
+pub(crate) fn suggest(schema: &SchemaDescriptor, name: &str) -> Vec<String> {
     let mut candidates = BTreeSet::new();
     for column in schema.columns() {
         let parts = column.path().parts();

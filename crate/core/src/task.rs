@@ -48,8 +48,9 @@ pub struct TaskOutput {
 /// Decodes one task from pushed bytes.
 pub struct TaskDecoder {
     file_len: u64,
-    /// Rows the task must return: anything else is a decoder bug, never silently passed on.
-    expected_rows: u64,
+    /// Rows the task must return, when known (no filter): anything else is a decoder bug, never
+    /// silently passed on.
+    expected_rows: Option<u64>,
     row_group_idx: usize,
     /// Bytes pushed for this task; the decoder gets exact slices of them on request.
     cache: ByteCache,
@@ -67,7 +68,7 @@ impl TaskDecoder {
         let stream = IpcStream::try_new(projection.output_schema())?;
         Ok(Self {
             file_len: file.file_len(),
-            expected_rows: spec.take,
+            expected_rows: spec.expected_rows,
             row_group_idx: spec.row_group_idx,
             cache: ByteCache::default(),
             decoder: build_decoder(file, spec)?,
@@ -122,13 +123,13 @@ impl TaskDecoder {
                         .take()
                         .ok_or_else(|| SkimError::internal("a finished task was run again"))?;
                     let rows = stream.rows();
-                    if rows != self.expected_rows {
+                    if let Some(expected) = self.expected_rows.filter(|e| *e != rows) {
                         return Err(SkimError::Unsupported {
                             detail: format!(
-                                "the decoder returned {rows} of the {} rows of row group {}; \
+                                "the decoder returned {rows} of the {expected} rows of row group {}; \
                                  this file's layout is not decoded correctly by this build \
                                  (arrow-rs), so no result is returned rather than a wrong one",
-                                self.expected_rows, self.row_group_idx
+                                self.row_group_idx
                             ),
                         });
                     }

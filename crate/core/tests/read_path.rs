@@ -1,138 +1,13 @@
 //! The core read path on the host, with exact I/O expectations: open from a tail read, plan a
 //! scan, run its tasks from the planned bytes only, and compare with what was written.
 
-use std::ops::Range;
-use std::sync::Arc;
+mod common;
 
-use arrow_array::{
-    cast::AsArray, types::Int64Type, ArrayRef, Int64Array, RecordBatch, StringArray, StructArray,
-};
-use arrow_ipc::reader::StreamReader;
-use arrow_schema::{DataType, Field, Fields, Schema};
+use arrow_array::{cast::AsArray, types::Int64Type};
+use arrow_schema::DataType;
 use bytes::Bytes;
-use parquet::arrow::ArrowWriter;
-use parquet::file::properties::{EnabledStatistics, WriterProperties};
-use parquet_skim_core::{
-    plan_scan, FileSummary, LoadStep, MetadataLoader, ParquetFile, ScanRequest, TaskDecoder,
-    TaskRun,
-};
-
-const ROWS: i64 = 10_000;
-const ROWS_PER_GROUP: usize = 4_000;
-const ROWS_PER_PAGE: usize = 500;
-
-/// Columns: id (0..ROWS), name ("name-{id}"), s {a: id*2, b: "b{id}"}. Three row groups of 4000,
-/// 4000 and 2000 rows, pages of 500 rows, page index on.
-fn sample_file() -> Bytes {
-    let s_fields = Fields::from(vec![
-        Field::new("a", DataType::Int64, false),
-        Field::new("b", DataType::Utf8, false),
-    ]);
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("id", DataType::Int64, false),
-        Field::new("name", DataType::Utf8, false),
-        Field::new("s", DataType::Struct(s_fields.clone()), false),
-    ]));
-    let ids: Vec<i64> = (0..ROWS).collect();
-    let batch = RecordBatch::try_new(
-        Arc::clone(&schema),
-        vec![
-            Arc::new(Int64Array::from(ids.clone())) as ArrayRef,
-            Arc::new(StringArray::from_iter_values(
-                ids.iter().map(|i| format!("name-{i}")),
-            )),
-            Arc::new(StructArray::new(
-                s_fields,
-                vec![
-                    Arc::new(Int64Array::from_iter_values(ids.iter().map(|i| i * 2))) as ArrayRef,
-                    Arc::new(StringArray::from_iter_values(
-                        ids.iter().map(|i| format!("b{i}")),
-                    )),
-                ],
-                None,
-            )),
-        ],
-    )
-    .expect("valid batch");
-    let props = WriterProperties::builder()
-        .set_max_row_group_row_count(Some(ROWS_PER_GROUP))
-        .set_data_page_row_count_limit(ROWS_PER_PAGE)
-        .set_write_batch_size(ROWS_PER_PAGE)
-        .set_statistics_enabled(EnabledStatistics::Page)
-        // Unique values: a dictionary would hold the whole chunk and hide page-level reads.
-        .set_dictionary_enabled(false)
-        .build();
-    let mut out = Vec::new();
-    let mut writer = ArrowWriter::try_new(&mut out, schema, Some(props)).expect("writer");
-    writer.write(&batch).expect("write");
-    writer.close().expect("close");
-    Bytes::from(out)
-}
-
-fn slice(file: &Bytes, r: &Range<u64>) -> Bytes {
-    file.slice(r.start as usize..r.end as usize)
-}
-
-/// Opens `file` the way the browser does: one tail read of `tail` bytes, then whatever the
-/// loader asks for. Returns the file and every range read.
-fn open(file: &Bytes, tail: u64) -> (ParquetFile, Vec<Range<u64>>) {
-    let len = file.len() as u64;
-    let mut loader = MetadataLoader::try_new(len).expect("loader");
-    let first = len.saturating_sub(tail)..len;
-    let mut reads = vec![first.clone()];
-    loader
-        .push(first.clone(), slice(file, &first))
-        .expect("push");
-    loop {
-        match loader.try_load().expect("load") {
-            LoadStep::Loaded(parquet) => return (*parquet, reads),
-            LoadStep::NeedsRanges(ranges) => {
-                for r in ranges {
-                    loader.push(r.clone(), slice(file, &r)).expect("push");
-                    reads.push(r);
-                }
-            }
-        }
-    }
-}
-
-/// Runs every task of `request` from its planned ranges only; panics if a task asks for more.
-fn scan(parquet: &ParquetFile, file: &Bytes, request: &ScanRequest) -> Vec<RecordBatch> {
-    let plan = plan_scan(parquet, request).expect("plan");
-    let mut batches = Vec::new();
-    for task in &plan.tasks {
-        let mut decoder = TaskDecoder::try_new(parquet, &task.spec).expect("task");
-        for r in &task.ranges {
-            decoder
-                .push(r.start..r.end, slice(file, &(r.start..r.end)))
-                .expect("push");
-        }
-        let output = match decoder.run().expect("run") {
-            TaskRun::Done(output) => output,
-            TaskRun::NeedsRanges(r) => panic!("task asked for unplanned ranges {r:?}"),
-        };
-        let reader = StreamReader::try_new(std::io::Cursor::new(output.ipc), None).expect("ipc");
-        batches.extend(reader.map(|b| b.expect("batch")));
-    }
-    assert_eq!(
-        batches.iter().map(|b| b.num_rows() as u64).sum::<u64>(),
-        plan.rows
-    );
-    batches
-}
-
-fn ids(batches: &[RecordBatch], column: &str) -> Vec<i64> {
-    batches
-        .iter()
-        .flat_map(|b| {
-            b.column_by_name(column)
-                .expect("column")
-                .as_primitive::<Int64Type>()
-                .values()
-                .to_vec()
-        })
-        .collect()
-}
+use common::*;
+use parquet_skim_core::{plan_scan, FileSummary, MetadataLoader, ParquetFile, ScanRequest};
 
 #[test]
 fn a_large_tail_read_opens_in_one_read() {
@@ -189,8 +64,12 @@ fn limit_fetches_only_the_first_pages_of_projected_columns() {
     assert_eq!(plan.tasks.len(), 1);
     let task = &plan.tasks[0];
     assert_eq!(
-        (task.spec.row_group_idx, task.spec.skip, task.spec.take),
-        (0, 0, 100)
+        (
+            task.spec.row_group_idx,
+            task.spec.selection.clone(),
+            task.spec.expected_rows
+        ),
+        (0, Some(vec![100]), Some(100))
     );
     // Exactly the first data page of each projected column (and the dictionary page of `name`,
     // when it has one).
@@ -205,20 +84,20 @@ fn limit_fetches_only_the_first_pages_of_projected_columns() {
     for col in [0usize, 1] {
         let page = first_page(col);
         assert!(
-            task.ranges
+            task.output_ranges
                 .iter()
                 .any(|r| r.start == page.start && r.end == page.end),
             "first page {page:?} of column {col} not in {:?}",
-            task.ranges
+            task.output_ranges
         );
     }
     let chunk_bytes: u64 = (0..2)
         .map(|c| parquet.metadata().row_group(0).column(c).compressed_size() as u64)
         .sum();
+    let task_bytes: u64 = task.output_ranges.iter().map(|r| r.end - r.start).sum();
     assert!(
-        task.bytes * 4 < chunk_bytes,
-        "{} of {chunk_bytes}",
-        task.bytes
+        task_bytes * 4 < chunk_bytes,
+        "{task_bytes} of {chunk_bytes}"
     );
     let batches = scan(&parquet, &file, &request);
     assert_eq!(ids(&batches, "id"), (0..100).collect::<Vec<_>>());
@@ -239,9 +118,12 @@ fn offset_and_limit_cross_row_groups() {
     let shape: Vec<_> = plan
         .tasks
         .iter()
-        .map(|t| (t.spec.row_group_idx, t.spec.skip, t.spec.take))
+        .map(|t| (t.spec.row_group_idx, t.spec.selection.clone()))
         .collect();
-    assert_eq!(shape, vec![(0, 3_990, 10), (1, 0, 4_000), (2, 0, 10)]);
+    assert_eq!(
+        shape,
+        vec![(0, Some(vec![-3_990, 10])), (1, None), (2, Some(vec![10]))]
+    );
     let batches = scan(&parquet, &file, &request);
     assert_eq!(ids(&batches, "id"), (3_990..8_010).collect::<Vec<_>>());
     assert!(batches.iter().all(|b| b.num_rows() <= 1_000));
@@ -257,7 +139,7 @@ fn offset_past_the_end_plans_nothing() {
     };
     let plan = plan_scan(&parquet, &request).expect("plan");
     assert!(plan.tasks.is_empty());
-    assert_eq!(plan.rows, 0);
+    assert_eq!(plan.rows, Some(0));
 }
 
 #[test]
@@ -303,15 +185,6 @@ fn garbage_is_an_invalid_file() {
     loader.push(0..len, bytes).expect("push");
     let error = loader.try_load().expect_err("not parquet");
     assert_eq!(error.code(), "INVALID_FILE", "{error}");
-}
-
-/// A parquet-testing file, read from `../shared` beside the repository.
-fn parquet_testing(name: &str) -> Bytes {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/parquet-testing/data/"
-    );
-    Bytes::from(std::fs::read(format!("{path}{name}")).expect("parquet-testing file"))
 }
 
 #[test]

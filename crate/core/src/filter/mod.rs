@@ -1,0 +1,112 @@
+//! Filters: from text or JSON to pruning decisions and an arrow-rs `RowFilter`.
+//!
+//! - [`ast`]: the JSON AST both front ends produce
+//! - [`sql`]: SQL `WHERE` text → AST, with positioned errors
+//! - [`bind`]: AST + schema → typed [`Predicate`] (unknown columns, type mismatches)
+//! - [`prune`]: row groups by footer statistics, pages by the column index
+//! - [`eval`]: predicate × record batch → boolean mask (arrow kernels)
+//!
+//! [`Filter`] ties them together for one file: the bound predicate, and its top-level conjuncts in
+//! the order they should run — cheapest columns first, so later, costlier conjuncts decode only
+//! the rows earlier ones kept (late materialization, done by the push decoder's `RowFilter`).
+
+pub mod ast;
+pub mod bind;
+pub mod eval;
+pub mod prune;
+pub mod sql;
+
+use parquet::arrow::arrow_reader::{ArrowPredicateFn, RowFilter};
+use parquet::arrow::ProjectionMask;
+
+pub use ast::Expr;
+pub use bind::Predicate;
+pub use sql::parse_sql;
+
+use crate::error::{Result, SkimError};
+use crate::metadata::ParquetFile;
+
+/// A filter bound to one file.
+#[derive(Debug, Clone)]
+pub struct Filter {
+    predicate: Predicate,
+    /// Top-level conjuncts, cheapest first.
+    conjuncts: Vec<Predicate>,
+}
+
+impl Filter {
+    /// Binds `expr` to `file`'s schema and orders its conjuncts by the compressed bytes of the
+    /// columns each reads (a proxy for decode cost).
+    pub fn try_new(expr: &Expr, file: &ParquetFile) -> Result<Self> {
+        let schema_descr = file.metadata().file_metadata().schema_descr();
+        let predicate = bind::bind(expr, file.arrow_schema(), schema_descr)?;
+        let mut conjuncts = match &predicate {
+            Predicate::And(args) => args.clone(),
+            other => vec![other.clone()],
+        };
+        let cost = |p: &Predicate| -> i64 {
+            p.columns()
+                .iter()
+                .map(|c| {
+                    file.metadata()
+                        .row_groups()
+                        .iter()
+                        .map(|rg| rg.column(c.leaf_idx).compressed_size())
+                        .sum::<i64>()
+                })
+                .sum()
+        };
+        conjuncts.sort_by_cached_key(cost);
+        Ok(Self {
+            predicate,
+            conjuncts,
+        })
+    }
+
+    /// The whole predicate.
+    pub fn predicate(&self) -> &Predicate {
+        &self.predicate
+    }
+
+    /// Leaf columns any conjunct reads.
+    pub fn leaves(&self) -> Vec<usize> {
+        let mut leaves: Vec<usize> = self
+            .predicate
+            .columns()
+            .iter()
+            .map(|c| c.leaf_idx)
+            .collect();
+        leaves.sort_unstable();
+        leaves.dedup();
+        leaves
+    }
+
+    /// One arrow-rs predicate per conjunct, in cost order. A `RowFilter` is consumed by a
+    /// decoder, so this builds a fresh one each call.
+    pub fn row_filter(&self, file: &ParquetFile) -> RowFilter {
+        let schema_descr = file.metadata().file_metadata().schema_descr();
+        let predicates = self
+            .conjuncts
+            .iter()
+            .map(|conjunct| {
+                let mask = ProjectionMask::leaves(
+                    schema_descr,
+                    conjunct.columns().iter().map(|c| c.leaf_idx),
+                );
+                let conjunct = conjunct.clone();
+                Box::new(ArrowPredicateFn::new(mask, move |batch| {
+                    eval::evaluate(&conjunct, &batch)
+                })) as Box<dyn parquet::arrow::arrow_reader::ArrowPredicate>
+            })
+            .collect();
+        RowFilter::new(predicates)
+    }
+}
+
+/// Parses the filter a scan request carries: JSON AST.
+pub fn parse_filter_json(text: &str) -> Result<Expr> {
+    Expr::from_json(text).map_err(|e| SkimError::InvalidFilter {
+        position: None,
+        detail: format!("expected a filter expression (JSON AST): {e}"),
+    })
+}
