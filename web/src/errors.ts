@@ -18,6 +18,10 @@ export type ErrorCode =
   | 'UNSUPPORTED'
   /** A column chunk decompresses past the decoding limit (decompression bomb, or too big for wasm32). */
   | 'TOO_LARGE'
+  /** The filter text does not parse; `position` is the offset where it stopped making sense. */
+  | 'INVALID_FILTER'
+  /** A filter compares a column with a value of another type (or a non-primitive column). */
+  | 'TYPE_MISMATCH'
   /** A requested column does not exist; the message suggests the nearest names. */
   | 'UNKNOWN_COLUMN'
   /** An option is malformed or out of range. */
@@ -44,6 +48,8 @@ const CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'ENCRYPTED_FILE',
   'UNSUPPORTED',
   'TOO_LARGE',
+  'INVALID_FILTER',
+  'TYPE_MISMATCH',
   'UNKNOWN_COLUMN',
   'INVALID_ARGUMENT',
   'HTTP_STATUS',
@@ -61,10 +67,13 @@ export class ParquetSkimError extends Error {
   override readonly name = 'ParquetSkimError';
   /** Stable machine-readable cause; branch on this. */
   readonly code: ErrorCode;
+  /** For `INVALID_FILTER`: the offset in the filter text where parsing failed. */
+  readonly position: number | undefined;
 
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; position?: number }) {
     super(message, options);
     this.code = code;
+    this.position = options?.position;
   }
 }
 
@@ -74,26 +83,29 @@ export interface SerializedError {
   code?: string;
   message: string;
   stack?: string;
+  position?: number;
 }
 
 /** Flattens any thrown value for `postMessage`. */
 export function serializeError(error: unknown): SerializedError {
   if (error instanceof Error) {
-    const code = (error as { code?: unknown }).code;
+    const { code, position } = error as { code?: unknown; position?: unknown };
     return {
       name: error.name,
       message: error.message,
       ...(typeof code === 'string' ? { code } : {}),
+      ...(typeof position === 'number' ? { position } : {}),
       ...(error.stack !== undefined ? { stack: error.stack } : {}),
     };
   }
   if (typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string') {
     // Already flat (an error that crossed postMessage): keep its fields.
-    const flat = error as { name?: unknown; code?: unknown; message: string; stack?: unknown };
+    const flat = error as { name?: unknown; code?: unknown; message: string; stack?: unknown; position?: unknown };
     return {
       name: typeof flat.name === 'string' ? flat.name : 'Error',
       message: flat.message,
       ...(typeof flat.code === 'string' ? { code: flat.code } : {}),
+      ...(typeof flat.position === 'number' ? { position: flat.position } : {}),
       ...(typeof flat.stack === 'string' ? { stack: flat.stack } : {}),
     };
   }
@@ -113,7 +125,10 @@ export function toSkimError(error: unknown): Error {
   }
   const code = flat.code !== undefined && CODES.has(flat.code) ? (flat.code as ErrorCode) : 'INTERNAL';
   const message = code === 'INTERNAL' && flat.code === undefined ? `internal error: ${flat.message}` : flat.message;
-  const result = new ParquetSkimError(code, message, { cause: error });
+  const result = new ParquetSkimError(code, message, {
+    cause: error,
+    ...(flat.position !== undefined ? { position: flat.position } : {}),
+  });
   if (flat.stack !== undefined) result.stack = flat.stack;
   return result;
 }

@@ -8,6 +8,7 @@
 import type { RecordBatch, Schema } from 'apache-arrow';
 import { batchesFromIpc, schemaFromIpc } from './arrow.js';
 import { ParquetSkimError, throwIfAborted, toSkimError } from './errors.js';
+import { type FilterAst, FilterExpr } from './filter.js';
 import type { IoQueue } from './io/io-queue.js';
 import type { FileMetadata, RequestLogEntry } from './metadata.js';
 import { Scan, type ScanStats } from './scan.js';
@@ -25,6 +26,12 @@ export interface ScanOptions {
   limit?: number;
   /** Rows per `RecordBatch` (default 8192). */
   batchSize?: number;
+  /**
+   * Keep only rows where this holds: SQL `WHERE` text (`"l_quantity < 24 AND l_shipdate >=
+   * DATE '1994-01-01'"`), a builder expression (`col('l_quantity').lt(24)`), or its JSON AST.
+   * Row groups and pages that cannot match are never fetched.
+   */
+  filter?: string | FilterExpr | FilterAst;
   /** Aborting rejects the iteration with the signal's reason and stops all fetching/decoding. */
   signal?: AbortSignal;
 }
@@ -34,6 +41,8 @@ export interface FileContext {
   io: IoQueue;
   executor: Executor;
   assertOpen(): void;
+  /** SQL `WHERE` text → AST (the core's parser). */
+  parseFilter(sql: string): FilterAst;
 }
 
 /** A Parquet file opened by a {@link Reader}. */
@@ -83,45 +92,71 @@ export class ParquetFile {
     this.handle.free();
   }
 
+  private filterAst(filter: ScanOptions['filter']): FilterAst | undefined {
+    if (filter === undefined) return undefined;
+    if (typeof filter === 'string') return this.context.parseFilter(filter);
+    if (filter instanceof FilterExpr) return filter.toJSON();
+    return filter;
+  }
+
   /** Reads rows: an async iterable of `RecordBatch`es in file order (see {@link Scan}). */
   scan(options: ScanOptions = {}): Scan {
     this.context.assertOpen();
     if (this.closed) throw new ParquetSkimError('DISPOSED', 'the file was closed; open it again');
-    const request = JSON.stringify({
-      columns: options.columns,
-      offset: checkCount('offset', options.offset),
-      limit: checkCount('limit', options.limit),
-      batchSize: checkCount('batchSize', options.batchSize),
-    });
     let plan: ReadPlan;
     let schema: Schema;
     try {
+      const request = JSON.stringify({
+        columns: options.columns,
+        offset: checkCount('offset', options.offset),
+        limit: checkCount('limit', options.limit),
+        batchSize: checkCount('batchSize', options.batchSize),
+        filter: this.filterAst(options.filter),
+      });
       plan = JSON.parse(this.handle.planScan(request)) as ReadPlan;
       schema = schemaFromIpc(this.handle.scanSchemaIpc(request));
     } catch (error) {
       throw toSkimError(error);
     }
+    const byteSum = (ranges: Array<{ start: number; end: number }>) =>
+      ranges.reduce((sum, r) => sum + r.end - r.start, 0);
     const stats: ScanStats = {
       tasksTotal: plan.tasks.length,
       tasksDone: 0,
-      rowGroupsTotal: this.metadata.rowGroups.length,
+      rowGroupsTotal: plan.stats.rowGroupsTotal,
+      rowGroupsPrunedByStats: plan.stats.rowGroupsPrunedByStats,
+      rowGroupsPrunedByPageIndex: plan.stats.rowGroupsPrunedByPageIndex,
       rowGroupsRead: new Set(plan.tasks.map((t) => t.spec.rowGroupIdx)).size,
-      rowsPlanned: plan.rows,
+      pagesTotal: plan.stats.pagesTotal,
+      pagesPruned: plan.stats.pagesPruned,
+      rowsTotal: plan.stats.rowsTotal,
+      rowsScanned: plan.stats.rowsScanned,
       rowsOut: 0,
-      bytesPlanned: plan.tasks.reduce((sum, t) => sum + t.bytes, 0),
+      bytesPlanned: plan.tasks.reduce((sum, t) => sum + byteSum(t.filterRanges) + byteSum(t.outputRanges), 0),
       bytesFetched: 0,
+      bytesFetchedFilter: 0,
+      bytesFetchedOutput: 0,
       requests: 0,
+      fetchMs: 0,
       decodeMs: 0,
+      ipcMs: 0,
       elapsedMs: 0,
     };
     const produce = async function* (this: ParquetFile): AsyncGenerator<RecordBatch> {
       const started = performance.now();
-      const cost = { requests: 0, bytes: 0 };
+      const cost = { filter: { requests: 0, bytes: 0, ms: 0 }, output: { requests: 0, bytes: 0, ms: 0 } };
       const sync = () => {
-        stats.requests = cost.requests;
-        stats.bytesFetched = cost.bytes;
+        stats.requests = cost.filter.requests + cost.output.requests;
+        stats.bytesFetchedFilter = cost.filter.bytes;
+        stats.bytesFetchedOutput = cost.output.bytes;
+        stats.bytesFetched = cost.filter.bytes + cost.output.bytes;
+        stats.fetchMs = cost.filter.ms + cost.output.ms;
         stats.elapsedMs = performance.now() - started;
       };
+      // With a filter the plan cannot place offset/limit in row groups: apply them here, in order,
+      // and stop (aborting what is in flight) once the limit is reached.
+      let skip = plan.offset;
+      let left = plan.limit ?? Number.POSITIVE_INFINITY;
       try {
         throwIfAborted(options.signal);
         const results = runPlan(plan, {
@@ -138,10 +173,21 @@ export class ParquetFile {
         });
         for await (const result of results) {
           sync();
-          for (const batch of batchesFromIpc(result.ipc)) {
+          const ipcStarted = performance.now();
+          const batches = batchesFromIpc(result.ipc);
+          stats.ipcMs += performance.now() - ipcStarted;
+          for (const whole of batches) {
+            if (left <= 0) return;
+            const from = Math.min(skip, whole.numRows);
+            skip -= from;
+            const take = Math.min(whole.numRows - from, left);
+            if (take <= 0) continue;
+            left -= take;
+            const batch = from === 0 && take === whole.numRows ? whole : whole.slice(from, from + take);
             stats.rowsOut += batch.numRows;
             yield batch;
           }
+          if (left <= 0) return;
         }
       } catch (error) {
         throw toSkimError(error);

@@ -5,6 +5,7 @@
  */
 export { type ErrorCode, ParquetSkimError } from './errors.js';
 export { ParquetFile, type ScanOptions } from './file.js';
+export { and, Column, col, type FilterAst, FilterExpr, type FilterValue, not, or } from './filter.js';
 export type {
   ColumnChunkMetadata,
   ColumnStatistics,

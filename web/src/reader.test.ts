@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRangeServer } from '../../tests/server/range-server.mjs';
 import { ParquetSkimError } from './errors.js';
+import { col } from './filter.js';
 import { createReader, type Reader } from './reader.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -94,6 +95,47 @@ describe('reading in Node (inline execution)', () => {
     const table = await file.scan({ columns: ['bool_col'], offset: 1_000_000 }).toTable();
     expect(table.numRows).toBe(0);
     expect(table.schema.fields.map((f) => f.name)).toEqual(['bool_col']);
+  });
+
+  it('filters with SQL text or the builder, pruning pages by the column index', async () => {
+    const file = await reader.open(new Uint8Array(await readFile(tinyPages)));
+    const all = await file.scan({ columns: ['id', 'string_col'] }).toTable();
+    const expected = Array.from(all.getChild('id')?.toArray() ?? [], Number).filter((id) => id >= 100 && id <= 200);
+    const scan = file.scan({ columns: ['id'], filter: 'id BETWEEN 100 AND 200' });
+    const table = await scan.toTable();
+    expect(Array.from(table.getChild('id')?.toArray() ?? [], Number).sort((a, b) => a - b)).toEqual(
+      expected.sort((a, b) => a - b),
+    );
+    expect(scan.stats.pagesPruned).toBeGreaterThan(0);
+    expect(scan.stats.rowsScanned).toBeLessThan(scan.stats.rowsTotal);
+    expect(scan.stats.rowsOut).toBe(expected.length);
+    const built = await file.scan({ columns: ['id'], filter: col('id').between(100, 200) }).toTable();
+    expect(built.numRows).toBe(table.numRows);
+    const strings = await file.scan({ columns: ['string_col'], filter: "string_col LIKE '7%' AND id < 50" }).toTable();
+    expect(strings.numRows).toBeGreaterThan(0);
+    expect(Array.from(strings.getChild('string_col')?.toArray() ?? []).every((s) => String(s).startsWith('7'))).toBe(
+      true,
+    );
+  });
+
+  it('applies offset and limit after the filter', async () => {
+    const file = await reader.open(new Uint8Array(await readFile(tinyPages)));
+    const all = await file.scan({ columns: ['id'], filter: 'id >= 3000' }).toTable();
+    const ids = Array.from(all.getChild('id')?.toArray() ?? [], Number);
+    const page = await file.scan({ columns: ['id'], filter: 'id >= 3000', offset: 7, limit: 5 }).toTable();
+    expect(Array.from(page.getChild('id')?.toArray() ?? [], Number)).toEqual(ids.slice(7, 12));
+  });
+
+  it('reports filter syntax errors with a position, and type errors by code', async () => {
+    const file = await reader.open(new Uint8Array(await readFile(tinyPages)));
+    expect(() => file.scan({ filter: 'id > AND' })).toThrow(
+      expect.objectContaining({ code: 'INVALID_FILTER', position: 5 }),
+    );
+    expect(() => reader.parseFilter('id = 1 OR (')).toThrow(
+      expect.objectContaining({ code: 'INVALID_FILTER', position: 11 }),
+    );
+    expect(() => file.scan({ filter: "id = 'seven'" })).toThrow(expect.objectContaining({ code: 'TYPE_MISMATCH' }));
+    expect(() => file.scan({ filter: 'idd = 1' })).toThrow(expect.objectContaining({ code: 'UNKNOWN_COLUMN' }));
   });
 
   it('rejects unknown columns with a typed error that suggests names', async () => {

@@ -10,6 +10,7 @@
  */
 import { invalidArgument, ParquetSkimError, toSkimError } from './errors.js';
 import { ParquetFile } from './file.js';
+import type { FilterAst } from './filter.js';
 import { IoQueue } from './io/io-queue.js';
 import type { Executor } from './scheduler/executor.js';
 import { InlineExecutor } from './scheduler/inline.js';
@@ -81,11 +82,28 @@ export class Reader {
       const handle = (await wasmSource.open(footerReadBytes)) as ParquetFileHandle;
       this.assertOpen();
       return new ParquetFile(
-        { io: this.io, executor: this.executor, assertOpen: () => this.assertOpen() },
+        {
+          io: this.io,
+          executor: this.executor,
+          assertOpen: () => this.assertOpen(),
+          parseFilter: (sql) => this.parseFilter(sql),
+        },
         wasmSource,
         handle,
         this.nextFileId++,
       );
+    } catch (error) {
+      throw toSkimError(error);
+    }
+  }
+
+  /**
+   * Parses a SQL `WHERE` clause into the filter AST without scanning, e.g. to show syntax errors
+   * as the user types. Throws an `INVALID_FILTER` error whose `position` is the offending offset.
+   */
+  parseFilter(sql: string): FilterAst {
+    try {
+      return JSON.parse(this.wasm.parseFilter(sql)) as FilterAst;
     } catch (error) {
       throw toSkimError(error);
     }

@@ -13,18 +13,32 @@ export interface ScanStats {
   /** Read tasks planned / finished. */
   tasksTotal: number;
   tasksDone: number;
-  /** Row groups in the file / with at least one task. */
+  /** Row groups in the file, skipped by footer statistics, skipped by the page index, read. */
   rowGroupsTotal: number;
+  rowGroupsPrunedByStats: number;
+  rowGroupsPrunedByPageIndex: number;
   rowGroupsRead: number;
-  /** Rows the plan will return / rows returned so far. */
-  rowsPlanned: number;
+  /** Data pages of the filter columns considered / skipped by the column index. */
+  pagesTotal: number;
+  pagesPruned: number;
+  /** Rows in the file / decoded (after pruning, before filtering) / returned so far. */
+  rowsTotal: number;
+  rowsScanned: number;
   rowsOut: number;
-  /** Bytes the plan lists, and bytes and requests actually fetched (coalescing adds gaps). */
+  /** Bytes the plan lists (an upper bound with a filter). */
   bytesPlanned: number;
+  /** Bytes fetched: in all, for the filter columns (phase 1), for the output columns (phase 2). */
   bytesFetched: number;
+  bytesFetchedFilter: number;
+  bytesFetchedOutput: number;
+  /** Range requests made (after coalescing). */
   requests: number;
-  /** Sum of decode time in the task hosts (across workers, so it can exceed wall time). */
+  /** Sum of request durations (overlapping requests each count). */
+  fetchMs: number;
+  /** Sum of decode + filter + IPC-encode time in the task hosts (across workers). */
   decodeMs: number;
+  /** Time turning IPC into apache-arrow batches on the calling thread. */
+  ipcMs: number;
   /** Wall time from the first pull to the end. */
   elapsedMs: number;
 }

@@ -269,6 +269,13 @@ impl JsTask {
     }
 }
 
+/// Parses a SQL `WHERE` clause into the filter AST (JSON text). Errors carry a `position`.
+#[wasm_bindgen(js_name = parseFilter)]
+pub fn parse_filter(sql: &str) -> Result<String, JsValue> {
+    let expr = js_result(parquet_skim_core::parse_sql(sql))?;
+    serde_json::to_string(&expr).map_err(|e| to_js(&SkimError::internal(e.to_string())))
+}
+
 fn parse_json<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> Result<T, SkimError> {
     serde_json::from_str(text)
         .map_err(|e| SkimError::invalid_argument(what, format!("expected valid {what}: {e}")))

@@ -18,6 +18,17 @@ pub fn to_js(error: &SkimError) -> JsValue {
         &JsValue::from_str("code"),
         &JsValue::from_str(error.code()),
     );
+    if let SkimError::InvalidFilter {
+        position: Some(position),
+        ..
+    } = error
+    {
+        let _ = Reflect::set(
+            &js,
+            &JsValue::from_str("position"),
+            &(*position as f64).into(),
+        );
+    }
     js.into()
 }
 

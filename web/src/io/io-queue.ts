@@ -29,6 +29,8 @@ export interface IoOptions {
 export interface IoCost {
   requests: number;
   bytes: number;
+  /** Sum of request durations (overlapping requests each count). */
+  ms: number;
 }
 
 /** A concurrency-limited, coalescing reader. */
@@ -53,10 +55,12 @@ export class IoQueue {
         await this.acquire(signal);
         try {
           throwIfAborted(signal);
+          const started = performance.now();
           const data = await reader.read(request.start, request.end);
           if (cost !== undefined) {
             cost.requests += 1;
             cost.bytes += data.byteLength;
+            cost.ms += performance.now() - started;
           }
           return { start: request.start, data };
         } finally {

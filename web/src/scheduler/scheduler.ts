@@ -15,15 +15,42 @@ import type { Executor, FileFooter, TaskResult } from './executor.js';
 
 /** A planned task, as the core's planner returns it. */
 export interface PlannedTask {
-  spec: { taskIdx: number; rowGroupIdx: number; skip: number; take: number; batchSize: number };
-  ranges: ByteRange[];
-  bytes: number;
+  spec: { taskIdx: number; rowGroupIdx: number; filter: unknown | null; batchSize: number };
+  /** Phase 1: pages of the filter columns (empty without a filter). */
+  filterRanges: ByteRange[];
+  /** Phase 2: the output-only columns; with a filter, an upper bound read on demand. */
+  outputRanges: ByteRange[];
+  rowsScanned: number;
+}
+
+/** What planning decided (pruning), as the core reports it. */
+export interface PlanStats {
+  rowGroupsTotal: number;
+  rowGroupsPrunedByStats: number;
+  rowGroupsPrunedByPageIndex: number;
+  pagesTotal: number;
+  pagesPruned: number;
+  rowsTotal: number;
+  rowsScanned: number;
 }
 
 /** A scan plan, as the core's planner returns it. */
 export interface ReadPlan {
   tasks: PlannedTask[];
-  rows: number;
+  /** Rows the scan returns, when known (no filter). */
+  rows: number | null;
+  /** With a filter: rows to skip and keep across tasks, applied by the caller. */
+  offset: number;
+  limit: number | null;
+  stats: PlanStats;
+}
+
+/** I/O counters per phase. */
+export interface PhaseCosts {
+  /** Phase 1: the filter columns, fetched before decoding. */
+  filter: IoCost;
+  /** Phase 2: output columns (all columns without a filter). */
+  output: IoCost;
 }
 
 /** What a scan needs to run. */
@@ -35,7 +62,7 @@ export interface ScanContext {
   /** The caller's signal, if any. */
   signal?: AbortSignal;
   /** I/O counters, updated as requests complete. */
-  cost: IoCost;
+  cost: PhaseCosts;
   /** Called when a task's result is handed out. */
   onTaskDone?(task: PlannedTask, result: TaskResult): void;
 }
@@ -76,12 +103,16 @@ export async function* runPlan(plan: ReadPlan, context: ScanContext): AsyncGener
 
 async function runTask(task: PlannedTask, context: ScanContext, signal: AbortSignal): Promise<TaskResult> {
   const { io, reader, cost } = context;
-  const chunks = await io.read(reader, task.ranges, signal, cost);
+  // Two-phase I/O: with a filter, only the filter columns are fetched up front; the decoder asks
+  // for output pages once it knows which rows survived.
+  const filtered = task.spec.filter !== null;
+  const prefetch = filtered ? task.filterRanges : task.outputRanges;
+  const chunks = await io.read(reader, prefetch, signal, filtered ? cost.filter : cost.output);
   return context.executor.run({
     file: context.file,
     spec: JSON.stringify(task.spec),
     chunks,
-    fetchMore: (flat: number[]): Promise<Chunk[]> => io.read(reader, pairs(flat), signal, cost),
+    fetchMore: (flat: number[]): Promise<Chunk[]> => io.read(reader, pairs(flat), signal, cost.output),
     signal,
   });
 }
