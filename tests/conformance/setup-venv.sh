@@ -27,4 +27,9 @@ if [ "$want" != "$have" ]; then
   printf '%s\n' "$want" > "$stamp"
 fi
 
+# TPC-H answers on the generated sample (run after .ci/sample-data.sh), then the references.
+sample="$tests_dir/.cache/data/lineitem-sf1.parquet"
+if [ -f "$sample" ]; then
+  "$venv/bin/python" "$here/tpch_reference.py" "$sample" "$tests_dir/.cache/tpch-reference.json"
+fi
 exec "$venv/bin/python" "$here/reference.py" "$@"

@@ -4,6 +4,10 @@
 //! the Rust port of dbgen) with the arrow-rs Parquet writer: page-level statistics so the file has
 //! a column index and an offset index, string columns as plain `Utf8`. The same arguments always
 //! give the same bytes, so files can be regenerated instead of downloaded, and cached by name.
+//!
+//! Dictionary encoding is used only where it pays, as DuckDB's writer decides: not for the
+//! near-unique columns (keys, prices, comments), whose 1 MiB dictionaries would overflow after a
+//! few percent of each row group and then be dead weight that every page-level read fetches.
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -16,6 +20,16 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::schema::types::ColumnPath;
+
+/// Near-unique lineitem columns: a dictionary cannot compress them.
+const NO_DICTIONARY: [&str; 5] = [
+    "l_orderkey",
+    "l_partkey",
+    "l_suppkey",
+    "l_extendedprice",
+    "l_comment",
+];
 use tpchgen::generators::LineItemGenerator;
 use tpchgen_arrow::LineItemArrow;
 
@@ -86,7 +100,11 @@ fn write_lineitem(options: &Options) -> Result<(), String> {
     let generator = LineItemGenerator::new(options.scale_factor, 1, 1);
     let batches = LineItemArrow::new(generator).with_batch_size(65_536);
     let schema = plain_strings(&LineItemArrow::schema_ref());
-    let props = WriterProperties::builder()
+    let mut props = WriterProperties::builder();
+    for column in NO_DICTIONARY {
+        props = props.set_column_dictionary_enabled(ColumnPath::from(column), false);
+    }
+    let props = props
         .set_compression(options.compression)
         .set_max_row_group_row_count(Some(options.row_group_rows))
         .set_data_page_size_limit(options.page_bytes)

@@ -1,0 +1,127 @@
+/**
+ * Filters end to end in Chromium on TPC-H lineitem SF1 (page index on): the bytes a selective
+ * lookup fetches, TPC-H Q6's answer against DuckDB's, and no false pruning.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { cacheDir, expect, test } from './fixtures.ts';
+
+interface TpchReference {
+  q6: { filter: string; revenue: string; rows: number };
+  orderkey_range: { rows: number };
+}
+
+const reference = async () =>
+  JSON.parse(await readFile(path.join(cacheDir, 'tpch-reference.json'), 'utf8')) as TpchReference;
+
+test('a selective lookup projecting all 16 columns fetches under 1% of the file', async ({ harness }) => {
+  const expected = await reference();
+  const result = await harness.evaluate(async () => {
+    const { skim } = window.harness;
+    const reader = await skim.createReader({ workers: 2 });
+    const file = await reader.open('/sample/lineitem-sf1.parquet');
+    const scan = file.scan({ filter: 'l_orderkey BETWEEN 3000000 AND 3001000' });
+    const table = await scan.toTable();
+    const keys = Array.from(table.getChild('l_orderkey')?.toArray() ?? [], Number);
+    const out = {
+      fileLen: file.byteLength,
+      columns: table.numCols,
+      rows: table.numRows,
+      inRange: keys.every((k) => k >= 3000000 && k <= 3001000),
+      log: file.requestLog(),
+      stats: { ...scan.stats },
+    };
+    reader.dispose();
+    return out;
+  });
+  const total = result.log.reduce((sum, e) => sum + e.bytes, 0);
+  console.log(`\nl_orderkey BETWEEN 3000000 AND 3001000, all columns: ${result.rows} rows`);
+  for (const e of result.log)
+    console.log(`  ${e.status} ${String(e.range).padEnd(30)} ${String(e.bytes).padStart(9)} B`);
+  console.log(
+    `  fetched ${total} B in ${result.log.length} requests = ${((100 * total) / result.fileLen).toFixed(3)}% of ${result.fileLen} B`,
+  );
+  console.log(`  stats: ${JSON.stringify(result.stats)}`);
+  expect(result.columns).toBe(16);
+  expect(result.rows).toBe(expected.orderkey_range.rows);
+  expect(result.inRange).toBe(true);
+  expect(result.stats.rowGroupsPrunedByStats).toBeGreaterThanOrEqual(4);
+  expect(result.stats.pagesPruned).toBeGreaterThan(0);
+  expect(total).toBeLessThan(0.01 * result.fileLen);
+});
+
+test("TPC-H Q6's revenue equals DuckDB's, with SQL text and with the builder", async ({ harness }) => {
+  const expected = await reference();
+  const result = await harness.evaluate(async (filter) => {
+    const { skim } = window.harness;
+    const { col } = skim;
+    /** sum(l_extendedprice * l_discount), exactly, from the unscaled decimal128 words. */
+    const revenue = (table: Awaited<ReturnType<ReturnType<typeof file.scan>['toTable']>>) => {
+      const unscaled = (name: string) => {
+        const out: bigint[] = [];
+        for (const data of table.getChild(name)?.data ?? []) {
+          const words = data.values as Uint32Array;
+          for (let i = 0; i < data.length; i++) {
+            const w = (k: number) => BigInt(words[(data.offset + i) * 4 + k] ?? 0);
+            out.push(BigInt.asIntN(128, w(0) | (w(1) << 32n) | (w(2) << 64n) | (w(3) << 96n)));
+          }
+        }
+        return out;
+      };
+      const prices = unscaled('l_extendedprice');
+      const discounts = unscaled('l_discount');
+      let sum = 0n;
+      for (let i = 0; i < prices.length; i++) sum += (prices[i] ?? 0n) * (discounts[i] ?? 0n);
+      const digits = sum.toString().padStart(5, '0');
+      return `${digits.slice(0, -4)}.${digits.slice(-4)}`;
+    };
+    const reader = await skim.createReader({ workers: 2 });
+    const file = await reader.open('/sample/lineitem-sf1.parquet');
+    const columns = ['l_extendedprice', 'l_discount'];
+    const sqlScan = file.scan({ columns, filter });
+    const sqlTable = await sqlScan.toTable();
+    const built = col('l_shipdate')
+      .gte('1994-01-01')
+      .and(col('l_shipdate').lt('1995-01-01'), col('l_discount').between(0.05, 0.07), col('l_quantity').lt(24));
+    const builtTable = await file.scan({ columns, filter: built }).toTable();
+    const out = {
+      sql: { rows: sqlTable.numRows, revenue: revenue(sqlTable) },
+      builder: { rows: builtTable.numRows, revenue: revenue(builtTable) },
+      stats: { ...sqlScan.stats },
+    };
+    reader.dispose();
+    return out;
+  }, expected.q6.filter);
+  console.log(
+    `\nTPC-H Q6: parquet-skim ${result.sql.revenue} (${result.sql.rows} rows), DuckDB ${expected.q6.revenue} (${expected.q6.rows} rows)`,
+  );
+  console.log(`  stats: ${JSON.stringify(result.stats)}`);
+  expect(result.sql).toEqual({ rows: expected.q6.rows, revenue: expected.q6.revenue });
+  expect(result.builder).toEqual(result.sql);
+});
+
+test('a filter that prunes nothing returns exactly the rows an unfiltered scan matches', async ({ harness }) => {
+  const result = await harness.evaluate(async () => {
+    const { skim } = window.harness;
+    const reader = await skim.createReader({ workers: 2 });
+    const file = await reader.open('/data/alltypes_tiny_pages.parquet');
+    const all = await file.scan({ columns: ['id', 'string_col', 'bool_col'] }).toTable();
+    const expected: number[] = [];
+    for (let i = 0; i < all.numRows; i++) {
+      const row = all.get(i);
+      if (row?.bool_col === true && String(row?.string_col).endsWith('4')) expected.push(Number(row.id));
+    }
+    const scan = file.scan({ columns: ['id'], filter: "bool_col = true AND ends_with(string_col, '4')" });
+    const filtered = await scan.toTable();
+    const out = {
+      expected,
+      actual: Array.from(filtered.getChild('id')?.toArray() ?? [], Number),
+      pruned: scan.stats.rowGroupsPrunedByStats + scan.stats.pagesPruned,
+    };
+    reader.dispose();
+    return out;
+  });
+  expect(result.pruned).toBe(0);
+  expect(result.actual.length).toBeGreaterThan(0);
+  expect(result.actual).toEqual(result.expected);
+});
