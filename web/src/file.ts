@@ -105,8 +105,9 @@ export class ParquetFile {
     if (this.closed) throw new ParquetSkimError('DISPOSED', 'the file was closed; open it again');
     let plan: ReadPlan;
     let schema: Schema;
+    let request: string;
     try {
-      const request = JSON.stringify({
+      request = JSON.stringify({
         columns: options.columns,
         offset: checkCount('offset', options.offset),
         limit: checkCount('limit', options.limit),
@@ -120,19 +121,26 @@ export class ParquetFile {
     }
     const byteSum = (ranges: Array<{ start: number; end: number }>) =>
       ranges.reduce((sum, r) => sum + r.end - r.start, 0);
-    const stats: ScanStats = {
-      tasksTotal: plan.tasks.length,
+    const stats = {} as ScanStats;
+    const applyPlan = (next: ReadPlan) => {
+      plan = next;
+      Object.assign(stats, {
+        tasksTotal: plan.tasks.length,
+        rowGroupsTotal: plan.stats.rowGroupsTotal,
+        rowGroupsPrunedByStats: plan.stats.rowGroupsPrunedByStats,
+        rowGroupsPrunedByBloom: plan.stats.rowGroupsPrunedByBloom,
+        rowGroupsPrunedByPageIndex: plan.stats.rowGroupsPrunedByPageIndex,
+        rowGroupsRead: new Set(plan.tasks.map((t) => t.spec.rowGroupIdx)).size,
+        pagesTotal: plan.stats.pagesTotal,
+        pagesPruned: plan.stats.pagesPruned,
+        rowsTotal: plan.stats.rowsTotal,
+        rowsScanned: plan.stats.rowsScanned,
+        bytesPlanned: plan.tasks.reduce((sum, t) => sum + byteSum(t.filterRanges) + byteSum(t.outputRanges), 0),
+      });
+    };
+    Object.assign(stats, {
       tasksDone: 0,
-      rowGroupsTotal: plan.stats.rowGroupsTotal,
-      rowGroupsPrunedByStats: plan.stats.rowGroupsPrunedByStats,
-      rowGroupsPrunedByPageIndex: plan.stats.rowGroupsPrunedByPageIndex,
-      rowGroupsRead: new Set(plan.tasks.map((t) => t.spec.rowGroupIdx)).size,
-      pagesTotal: plan.stats.pagesTotal,
-      pagesPruned: plan.stats.pagesPruned,
-      rowsTotal: plan.stats.rowsTotal,
-      rowsScanned: plan.stats.rowsScanned,
       rowsOut: 0,
-      bytesPlanned: plan.tasks.reduce((sum, t) => sum + byteSum(t.filterRanges) + byteSum(t.outputRanges), 0),
       bytesFetched: 0,
       bytesFetchedFilter: 0,
       bytesFetchedOutput: 0,
@@ -141,7 +149,8 @@ export class ParquetFile {
       decodeMs: 0,
       ipcMs: 0,
       elapsedMs: 0,
-    };
+    });
+    applyPlan(plan);
     const produce = async function* (this: ParquetFile): AsyncGenerator<RecordBatch> {
       const started = performance.now();
       const cost = { filter: { requests: 0, bytes: 0, ms: 0 }, output: { requests: 0, bytes: 0, ms: 0 } };
@@ -159,6 +168,18 @@ export class ParquetFile {
       let left = plan.limit ?? Number.POSITIVE_INFINITY;
       try {
         throwIfAborted(options.signal);
+        // Bloom filters (for = and IN) sit in the file body: fetch the ones planning can use,
+        // in one coalesced round trip, then plan again with them.
+        const bloomFlat = this.handle.bloomRanges(request);
+        if (bloomFlat.length > 0) {
+          const ranges = [];
+          for (let i = 0; i + 1 < bloomFlat.length; i += 2) {
+            ranges.push({ start: bloomFlat[i] as number, end: bloomFlat[i + 1] as number });
+          }
+          const chunks = await this.context.io.read(this.source, ranges, options.signal, cost.filter);
+          for (const chunk of chunks) this.handle.pushBloom(chunk.start, chunk.data);
+          applyPlan(JSON.parse(this.handle.planScan(request)) as ReadPlan);
+        }
         const results = runPlan(plan, {
           file: this.footer,
           reader: this.source,

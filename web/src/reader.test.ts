@@ -118,6 +118,22 @@ describe('reading in Node (inline execution)', () => {
     );
   });
 
+  it('prunes row groups with bloom filters for = and IN, fetched before planning', async () => {
+    const url = `${server.url}/data/data_index_bloom_encoding_stats.parquet`;
+    // A tail read that does not cover the bloom filter, so it must be fetched.
+    const file = await reader.open(url, { footerReadBytes: 256 });
+    const absent = file.scan({ filter: "String = 'brown cat'" });
+    expect((await absent.toTable()).numRows).toBe(0);
+    // 'brown cat' lies within the column's min/max ('Hello'..'today'): only the bloom filter excludes it.
+    expect(absent.stats.rowGroupsPrunedByStats).toBe(0);
+    expect(absent.stats.rowGroupsPrunedByBloom).toBe(1);
+    expect(absent.stats.bytesFetchedFilter).toBeGreaterThan(0);
+    expect(absent.stats.bytesFetchedOutput).toBe(0);
+    const present = file.scan({ filter: "String IN ('today', 'brown cat')" });
+    expect((await present.toTable()).getChild('String')?.toArray()).toEqual(['today']);
+    expect(present.stats.rowGroupsPrunedByBloom).toBe(0);
+  });
+
   it('applies offset and limit after the filter', async () => {
     const file = await reader.open(new Uint8Array(await readFile(tinyPages)));
     const all = await file.scan({ columns: ['id'], filter: 'id >= 3000' }).toTable();

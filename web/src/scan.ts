@@ -16,6 +16,8 @@ export interface ScanStats {
   /** Row groups in the file, skipped by footer statistics, skipped by the page index, read. */
   rowGroupsTotal: number;
   rowGroupsPrunedByStats: number;
+  /** Row groups skipped because their bloom filters exclude every `=`/`IN` value. */
+  rowGroupsPrunedByBloom: number;
   rowGroupsPrunedByPageIndex: number;
   rowGroupsRead: number;
   /** Data pages of the filter columns considered / skipped by the column index. */

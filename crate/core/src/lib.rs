@@ -28,6 +28,9 @@ pub mod task;
 pub use error::{Result, SkimError};
 pub use filter::{parse_sql, Expr};
 pub use metadata::{LoadStep, MetadataLoader, ParquetFile};
-pub use plan::{plan_scan, ByteRange, PlanStats, ReadPlan, ReadTask, ScanRequest, TaskSpec};
+pub use plan::{
+    bloom_ranges_for, plan_scan, plan_scan_with_blooms, ByteRange, PlanStats, ReadPlan, ReadTask,
+    ScanRequest, TaskSpec,
+};
 pub use summary::FileSummary;
 pub use task::{TaskDecoder, TaskOutput, TaskRun};

@@ -8,8 +8,9 @@
 //! (less what pruning removed), each stops after `offset + limit` matches, and the scheduler
 //! applies the offset and limit across tasks in order and stops launching tasks once done.
 //!
-//! Pruning happens here: row groups by footer statistics, then pages by the column index (which
-//! becomes the task's row selection; a row group whose selection is empty gets no task).
+//! Pruning happens here: row groups by footer statistics, then by bloom filters (for `=`/`IN`;
+//! their bytes are fetched beforehand, see [`bloom_ranges_for`]), then pages by the column index
+//! (which becomes the task's row selection; a row group whose selection is empty gets no task).
 //!
 //! A task's byte ranges come from arrow-rs itself: the planner builds the same push decoder the
 //! worker will build ([`build_decoder`]) and lists its `ScanPlan`. With an offset index that is
@@ -25,7 +26,9 @@ use parquet::arrow::push_decoder::{
 };
 use serde::{Deserialize, Serialize};
 
+use crate::bytes_cache::ByteCache;
 use crate::error::{Result, SkimError};
+use crate::filter::bloom::{bloom_ranges, excluded_by_bloom};
 use crate::filter::prune::{prune_pages, row_groups_may_match};
 use crate::filter::{Expr, Filter};
 use crate::metadata::ParquetFile;
@@ -113,6 +116,7 @@ pub struct ReadTask {
 pub struct PlanStats {
     pub row_groups_total: usize,
     pub row_groups_pruned_by_stats: usize,
+    pub row_groups_pruned_by_bloom: usize,
     pub row_groups_pruned_by_page_index: usize,
     /// Data pages of the filter columns in the row groups left after statistics pruning.
     pub pages_total: usize,
@@ -135,8 +139,36 @@ pub struct ReadPlan {
     pub stats: PlanStats,
 }
 
-/// Plans `request` over `file`.
+/// The bloom filter ranges planning `request` can use: fetch them and pass them to
+/// [`plan_scan_with_blooms`]. Empty without a filter or when no column has a bloom filter.
+pub fn bloom_ranges_for(file: &ParquetFile, request: &ScanRequest) -> Result<Vec<ByteRange>> {
+    let Some(expr) = &request.filter else {
+        return Ok(Vec::new());
+    };
+    let filter = Filter::try_new(expr, file)?;
+    let keep = row_groups_may_match(filter.predicate(), file.metadata());
+    Ok(bloom_ranges(
+        filter.predicate(),
+        file.metadata(),
+        &keep,
+        footer_start(file),
+    )
+    .into_iter()
+    .map(ByteRange::from)
+    .collect())
+}
+
+/// Plans `request` over `file` without bloom filters.
 pub fn plan_scan(file: &ParquetFile, request: &ScanRequest) -> Result<ReadPlan> {
+    plan_scan_with_blooms(file, request, &ByteCache::default())
+}
+
+/// Plans `request` over `file`, pruning with whatever bloom filter bytes `blooms` holds.
+pub fn plan_scan_with_blooms(
+    file: &ParquetFile,
+    request: &ScanRequest,
+    blooms: &ByteCache,
+) -> Result<ReadPlan> {
     let batch_size = checked_batch_size(request.batch_size)?;
     // Resolve projection and filter once up front so a bad column fails the scan, not each task.
     Projection::try_new(file, request.columns.as_deref())?;
@@ -165,7 +197,7 @@ pub fn plan_scan(file: &ParquetFile, request: &ScanRequest) -> Result<ReadPlan> 
     };
     let specs = match &filter {
         None => unfiltered_specs(file, request, &template),
-        Some(filter) => filtered_specs(file, request, filter, &template, &mut stats),
+        Some(filter) => filtered_specs(file, request, filter, &template, blooms, &mut stats),
     };
     let filter_leaves = filter.as_ref().map(Filter::leaves).unwrap_or_default();
     let mut tasks = Vec::with_capacity(specs.len());
@@ -254,6 +286,7 @@ fn filtered_specs(
     request: &ScanRequest,
     filter: &Filter,
     template: &TaskSpec,
+    blooms: &ByteCache,
     stats: &mut PlanStats,
 ) -> Vec<(TaskSpec, u64)> {
     let metadata = file.metadata();
@@ -265,6 +298,16 @@ fn filtered_specs(
     for (row_group_idx, rg) in metadata.row_groups().iter().enumerate() {
         if !keep[row_group_idx] {
             stats.row_groups_pruned_by_stats += 1;
+            continue;
+        }
+        if excluded_by_bloom(
+            filter.predicate(),
+            metadata,
+            row_group_idx,
+            blooms,
+            footer_start(file),
+        ) {
+            stats.row_groups_pruned_by_bloom += 1;
             continue;
         }
         let pages = prune_pages(filter.predicate(), metadata, row_group_idx);
@@ -347,6 +390,15 @@ pub fn build_decoder(file: &ParquetFile, spec: &TaskSpec) -> Result<ParquetPushD
     builder
         .build()
         .map_err(|e| SkimError::from_parquet("planning the read", e))
+}
+
+/// Where the thrift footer starts: nothing in the file body lies beyond it.
+fn footer_start(file: &ParquetFile) -> u64 {
+    file.footer()
+        .iter()
+        .map(|(r, _)| r.start)
+        .max()
+        .unwrap_or(file.file_len())
 }
 
 /// Run lengths (`+n` select, `-n` skip) of a selection.

@@ -115,3 +115,124 @@ fn type_errors_and_unknown_columns_fail_the_plan() {
     let error = plan_scan(&parquet, &request("nam = 'x'", &["id"])).expect_err("unknown");
     assert_eq!(error.code(), "UNKNOWN_COLUMN");
 }
+
+/// Four row groups; row group `r` holds the ids `≡ r (mod 4)` over the whole range, so min/max
+/// cannot tell them apart but bloom filters can. `tag` is `"t{id}"`.
+fn bloom_file() -> bytes::Bytes {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+    use arrow_schema::{DataType, Field, Schema};
+    use parquet::arrow::ArrowWriter;
+    use parquet::file::properties::WriterProperties;
+
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("tag", DataType::Utf8, false),
+    ]));
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(1_000))
+        .set_bloom_filter_enabled(true)
+        .set_bloom_filter_fpp(0.001)
+        .build();
+    let mut out = Vec::new();
+    let mut writer =
+        ArrowWriter::try_new(&mut out, Arc::clone(&schema), Some(props)).expect("writer");
+    for r in 0..4i64 {
+        let ids: Vec<i64> = (0..1_000).map(|k| k * 4 + r).collect();
+        let batch = RecordBatch::try_new(
+            Arc::clone(&schema),
+            vec![
+                Arc::new(Int64Array::from(ids.clone())) as ArrayRef,
+                Arc::new(StringArray::from_iter_values(
+                    ids.iter().map(|i| format!("t{i}")),
+                )),
+            ],
+        )
+        .expect("batch");
+        writer.write(&batch).expect("write");
+        writer.flush().expect("flush");
+    }
+    writer.close().expect("close");
+    bytes::Bytes::from(out)
+}
+
+#[test]
+fn bloom_filters_prune_row_groups_for_equality_and_in() {
+    use parquet_skim_core::{bloom_ranges_for, bytes_cache::ByteCache, plan_scan_with_blooms};
+
+    let file = bloom_file();
+    let (parquet, _) = open(&file, 512 * 1024);
+    assert_eq!(parquet.metadata().num_row_groups(), 4);
+    for (sql, expected_ids) in [
+        ("id = 2001", vec![2001]),
+        ("tag = 't3998'", vec![3998]),
+        ("id IN (5, 9) AND tag != 'x'", vec![5, 9]),
+    ] {
+        let request = request(sql, &["id"]);
+        // Without the bloom bytes, statistics alone prune nothing.
+        let unaided = plan_scan(&parquet, &request).expect("plan");
+        assert_eq!(unaided.tasks.len(), 4, "{sql}");
+        // The planner asks for one bloom filter per row group; with them, three row groups go.
+        let ranges = bloom_ranges_for(&parquet, &request).expect("ranges");
+        assert_eq!(ranges.len(), 4, "{sql}");
+        let mut blooms = ByteCache::default();
+        for r in &ranges {
+            blooms.insert(r.start, slice(&file, &(r.start..r.end)));
+        }
+        let plan = plan_scan_with_blooms(&parquet, &request, &blooms).expect("plan");
+        assert_eq!(plan.stats.row_groups_pruned_by_bloom, 3, "{sql}");
+        let mut ids: Vec<i64> = Vec::new();
+        for task in &plan.tasks {
+            let mut decoder =
+                parquet_skim_core::TaskDecoder::try_new(&parquet, &task.spec).expect("task");
+            for r in task.filter_ranges.iter().chain(&task.output_ranges) {
+                decoder
+                    .push(r.start..r.end, slice(&file, &(r.start..r.end)))
+                    .expect("push");
+            }
+            let parquet_skim_core::TaskRun::Done(output) = decoder.run().expect("run") else {
+                panic!("needs more")
+            };
+            let reader =
+                arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(output.ipc), None)
+                    .expect("ipc");
+            for batch in reader {
+                let batch = batch.expect("batch");
+                ids.extend(common::ids(&[batch], "id"));
+            }
+        }
+        ids.sort_unstable();
+        assert_eq!(ids, expected_ids, "{sql}");
+    }
+}
+
+#[test]
+fn bloom_filters_without_a_recorded_length_are_read_to_their_header_s_end() {
+    use parquet_skim_core::{bloom_ranges_for, bytes_cache::ByteCache, plan_scan_with_blooms};
+
+    // parquet-mr wrote this filter without `bloom_filter_length`.
+    let file = common::parquet_testing("data_index_bloom_encoding_stats.parquet");
+    let (parquet, _) = open(&file, 512 * 1024);
+    assert_eq!(
+        parquet
+            .metadata()
+            .row_group(0)
+            .column(0)
+            .bloom_filter_length(),
+        None
+    );
+    let mut blooms = ByteCache::default();
+    for sql in ["String = 'brown cat'", "String = 'today'"] {
+        let request = ScanRequest {
+            filter: Some(parse_sql(sql).expect("parse")),
+            ..Default::default()
+        };
+        for r in bloom_ranges_for(&parquet, &request).expect("ranges") {
+            blooms.insert(r.start, slice(&file, &(r.start..r.end)));
+        }
+        let plan = plan_scan_with_blooms(&parquet, &request, &blooms).expect("plan");
+        let pruned = plan.stats.row_groups_pruned_by_bloom;
+        assert_eq!(pruned, usize::from(sql.contains("brown cat")), "{sql}");
+    }
+}

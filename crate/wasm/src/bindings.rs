@@ -7,14 +7,16 @@
 //!
 //! Async methods clone an `Rc` before awaiting so no borrow of a JS-owned object spans an await.
 
+use std::cell::RefCell;
 use std::ops::Range;
 use std::rc::Rc;
 
 use bytes::Bytes;
 use js_sys::{Array, Object, Promise, Reflect, Uint8Array};
 use parquet_skim_core::{
-    ipc::schema_to_ipc, plan_scan, projection::Projection, FileSummary, LoadStep, MetadataLoader,
-    ParquetFile, ScanRequest, SkimError, TaskDecoder, TaskRun, TaskSpec,
+    bloom_ranges_for, bytes_cache::ByteCache, ipc::schema_to_ipc, plan_scan_with_blooms,
+    projection::Projection, FileSummary, LoadStep, MetadataLoader, ParquetFile, ScanRequest,
+    SkimError, TaskDecoder, TaskRun, TaskSpec,
 };
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
@@ -96,10 +98,7 @@ impl JsSource {
         future_to_promise(async move {
             let tail = js_result(position("footerReadBytes", tail_bytes))?;
             let file = js_result(open(&source, tail.max(8)).await)?;
-            Ok(JsFile {
-                file: Rc::new(file),
-            }
-            .into())
+            Ok(JsFile::new(file).into())
         })
     }
 
@@ -147,6 +146,17 @@ async fn open(source: &Source, tail: u64) -> Result<ParquetFile, SkimError> {
 #[wasm_bindgen(js_name = ParquetFileHandle)]
 pub struct JsFile {
     file: Rc<ParquetFile>,
+    /// Bloom filter bytes fetched for planning, kept for later scans of the file.
+    blooms: RefCell<ByteCache>,
+}
+
+impl JsFile {
+    fn new(file: ParquetFile) -> Self {
+        Self {
+            file: Rc::new(file),
+            blooms: RefCell::new(ByteCache::default()),
+        }
+    }
 }
 
 #[wasm_bindgen(js_class = ParquetFileHandle)]
@@ -162,9 +172,7 @@ impl JsFile {
             let bytes = Uint8Array::new(&buffers.get(i as u32)).to_vec();
             footer.push((start..start + bytes.len() as u64, Bytes::from(bytes)));
         }
-        js_result(ParquetFile::try_from_footer(file_len, footer)).map(|file| JsFile {
-            file: Rc::new(file),
-        })
+        js_result(ParquetFile::try_from_footer(file_len, footer)).map(JsFile::new)
     }
 
     /// Size of the file in bytes.
@@ -194,6 +202,30 @@ impl JsFile {
         js_result(schema_to_ipc(projection.output_schema())).map(|b| Uint8Array::from(&b[..]))
     }
 
+    /// Bloom filter ranges that would help plan `request` and are not fetched yet, as flat
+    /// `[start, end, …]`. Fetch them, `pushBloom` each, then `planScan`.
+    #[wasm_bindgen(js_name = bloomRanges)]
+    pub fn bloom_ranges(&self, request: &str) -> Result<Vec<f64>, JsValue> {
+        let request: ScanRequest = js_result(parse_json("scan options", request))?;
+        let ranges = js_result(bloom_ranges_for(&self.file, &request))?;
+        let blooms = self.blooms.borrow();
+        Ok(ranges
+            .into_iter()
+            .filter(|r| blooms.get(&(r.start..r.end)).is_none())
+            .flat_map(|r| [r.start as f64, r.end as f64])
+            .collect())
+    }
+
+    /// Keeps fetched bloom filter bytes starting at `start` for planning.
+    #[wasm_bindgen(js_name = pushBloom)]
+    pub fn push_bloom(&self, start: f64, data: Uint8Array) -> Result<(), JsValue> {
+        let start = js_result(position("start", start))?;
+        self.blooms
+            .borrow_mut()
+            .insert(start, Bytes::from(data.to_vec()));
+        Ok(())
+    }
+
     /// Where each footer region starts.
     #[wasm_bindgen(js_name = footerStarts)]
     pub fn footer_starts(&self) -> Vec<f64> {
@@ -219,7 +251,11 @@ impl JsFile {
     #[wasm_bindgen(js_name = planScan)]
     pub fn plan_scan(&self, request: &str) -> Result<String, JsValue> {
         let request: ScanRequest = js_result(parse_json("scan options", request))?;
-        let plan = js_result(plan_scan(&self.file, &request))?;
+        let plan = js_result(plan_scan_with_blooms(
+            &self.file,
+            &request,
+            &self.blooms.borrow(),
+        ))?;
         serde_json::to_string(&plan).map_err(|e| to_js(&SkimError::internal(e.to_string())))
     }
 }

@@ -27,6 +27,7 @@ export interface PlannedTask {
 export interface PlanStats {
   rowGroupsTotal: number;
   rowGroupsPrunedByStats: number;
+  rowGroupsPrunedByBloom: number;
   rowGroupsPrunedByPageIndex: number;
   pagesTotal: number;
   pagesPruned: number;

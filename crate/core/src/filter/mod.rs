@@ -4,6 +4,7 @@
 //! - [`sql`]: SQL `WHERE` text → AST, with positioned errors
 //! - [`bind`]: AST + schema → typed [`Predicate`] (unknown columns, type mismatches)
 //! - [`prune`]: row groups by footer statistics, pages by the column index
+//! - [`bloom`]: row groups by bloom filters, for `=` and `IN`
 //! - [`eval`]: predicate × record batch → boolean mask (arrow kernels)
 //!
 //! [`Filter`] ties them together for one file: the bound predicate, and its top-level conjuncts in
@@ -12,6 +13,7 @@
 
 pub mod ast;
 pub mod bind;
+pub mod bloom;
 pub mod eval;
 pub mod prune;
 pub mod sql;
