@@ -2,20 +2,17 @@
 //!
 //! Each column path resolves through struct fields to one Parquet leaf (filters apply to
 //! primitive values; lists and maps are refused with a clear error). Each literal is converted to
-//! a one-element Arrow array of exactly the column's type, through arrow's own string parsing
-//! (`arrow-cast`), so `'1995-01-01'` becomes a `Date32`, `0.05` a `Decimal128(15, 2)`, and what
+//! a one-element Arrow array of exactly the column's type ([`super::literal`]), so `'1995-01-01'` becomes a `Date32`, `0.05` a `Decimal128(15, 2)`, and what
 //! does not fit (`2.5` for an integer column, `'abc'` for a date) is a `TYPE_MISMATCH` naming
 //! the column, its type and the value. Kernels and statistics then compare like with like.
 
-use std::sync::Arc;
-
-use arrow_array::{Array, ArrayRef, StringArray};
-use arrow_cast::{cast_with_options, CastOptions};
+use arrow_array::ArrayRef;
 use arrow_schema::{DataType, Field, Schema};
 use parquet::schema::types::SchemaDescriptor;
 use serde_json::Value;
 
 use super::ast::{CmpOp, Expr};
+use super::literal::parse_literal;
 use crate::error::{Result, SkimError};
 use crate::projection::suggest;
 
@@ -78,10 +75,7 @@ pub enum Predicate {
     Str {
         column: ColumnRef,
         kind: StrMatch,
-        /// The pattern (LIKE syntax for `Like`, plain text otherwise), as a one-element array of
-        /// the column's string type.
-        pattern: ArrayRef,
-        /// The plain text, for pruning by prefix.
+        /// The pattern (`LIKE` syntax for [`StrMatch::Like`], plain text otherwise).
         text: String,
     },
 }
@@ -196,11 +190,9 @@ fn string_match(column: ColumnRef, kind: StrMatch, text: &str) -> Result<Predica
             ),
         });
     }
-    let pattern = literal(&column, &Value::String(text.to_owned()))?;
     Ok(Predicate::Str {
         column,
         kind,
-        pattern,
         text: text.to_owned(),
     })
 }
@@ -274,22 +266,7 @@ fn literal(column: &ColumnRef, value: &Value) -> Result<ArrayRef> {
         Value::Null => return Err(mismatch("is null; use IS NULL / IS NOT NULL")),
         _ => return Err(mismatch("is not of that type (quote strings: 'text')")),
     };
-    let options = CastOptions {
-        safe: false,
-        ..Default::default()
-    };
-    let source: ArrayRef = Arc::new(StringArray::from(vec![text.as_str()]));
-    let cast = match target {
-        // arrow-cast has no direct string → half-float path.
-        DataType::Float16 => cast_with_options(&source, &DataType::Float32, &options)
-            .and_then(|f| cast_with_options(&f, target, &options)),
-        _ => cast_with_options(&source, target, &options),
-    };
-    let array = cast.map_err(|e| mismatch(&format!("cannot be read as one ({e})")))?;
-    if array.null_count() > 0 {
-        return Err(mismatch("cannot be read as one"));
-    }
-    Ok(array)
+    parse_literal(&text, target).map_err(|why| mismatch(&why))
 }
 
 #[cfg(test)]

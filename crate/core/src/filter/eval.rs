@@ -11,13 +11,13 @@ use arrow_arith::boolean::{and_kleene, is_not_null, is_null, not, or_kleene};
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, Scalar, StructArray};
 use arrow_buffer::NullBuffer;
-use arrow_cast::cast;
 use arrow_ord::cmp;
-use arrow_schema::{ArrowError, DataType};
-use arrow_string::like;
+use arrow_schema::ArrowError;
+use arrow_select::take::take;
 
 use super::ast::CmpOp;
-use super::bind::{ColumnRef, Predicate, StrMatch};
+use super::bind::{ColumnRef, Predicate};
+use super::strings::string_match;
 
 /// Evaluates `predicate` over every row of `batch`.
 pub fn evaluate(predicate: &Predicate, batch: &RecordBatch) -> Result<BooleanArray, ArrowError> {
@@ -56,20 +56,8 @@ pub fn evaluate(predicate: &Predicate, batch: &RecordBatch) -> Result<BooleanArr
                 is_null(&array)
             }
         }
-        Predicate::Str {
-            column,
-            kind,
-            pattern,
-            ..
-        } => {
-            let array = values(batch, column)?;
-            let pattern = Scalar::new(pattern.clone());
-            match kind {
-                StrMatch::Like => like::like(&array, &pattern),
-                StrMatch::StartsWith => like::starts_with(&array, &pattern),
-                StrMatch::EndsWith => like::ends_with(&array, &pattern),
-                StrMatch::Contains => like::contains(&array, &pattern),
-            }
+        Predicate::Str { column, kind, text } => {
+            string_match(values(batch, column)?.as_ref(), *kind, text)
         }
     }
 }
@@ -126,9 +114,8 @@ fn values(batch: &RecordBatch, column: &ColumnRef) -> Result<ArrayRef, ArrowErro
         let data = array.to_data().into_builder().nulls(nulls).build()?;
         array = arrow_array::make_array(data);
     }
-    if let DataType::Dictionary(_, value) = array.data_type() {
-        let value = value.as_ref().clone();
-        array = cast(&array, &value)?;
+    if let Some(dictionary) = array.as_any_dictionary_opt() {
+        array = take(dictionary.values().as_ref(), dictionary.keys(), None)?;
     }
     Ok(array)
 }
@@ -138,7 +125,7 @@ mod tests {
     use std::sync::Arc;
 
     use arrow_array::{Float64Array, Int32Array, StringArray};
-    use arrow_schema::{Field, Fields, Schema};
+    use arrow_schema::{DataType, Field, Fields, Schema};
     use parquet::arrow::ArrowSchemaConverter;
 
     use super::super::{bind::bind, sql::parse_sql};

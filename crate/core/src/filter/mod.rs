@@ -2,10 +2,12 @@
 //!
 //! - [`ast`]: the JSON AST both front ends produce
 //! - [`sql`]: SQL `WHERE` text → AST, with positioned errors
+//! - [`literal`]: literal text → a typed one-element array
 //! - [`bind`]: AST + schema → typed [`Predicate`] (unknown columns, type mismatches)
 //! - [`prune`]: row groups by footer statistics, pages by the column index
 //! - [`bloom`]: row groups by bloom filters, for `=` and `IN`
 //! - [`eval`]: predicate × record batch → boolean mask (arrow kernels)
+//! - [`strings`]: `LIKE` and friends without a regex engine
 //!
 //! [`Filter`] ties them together for one file: the bound predicate, and its top-level conjuncts in
 //! the order they should run — cheapest columns first, so later, costlier conjuncts decode only
@@ -15,8 +17,10 @@ pub mod ast;
 pub mod bind;
 pub mod bloom;
 pub mod eval;
+pub mod literal;
 pub mod prune;
 pub mod sql;
+pub mod strings;
 
 use parquet::arrow::arrow_reader::{ArrowPredicateFn, RowFilter};
 use parquet::arrow::ProjectionMask;

@@ -19,16 +19,18 @@
 use std::ops::Range;
 
 use arrow_arith::boolean::{and_kleene, not, or_kleene};
-use arrow_array::{Array, ArrayRef, BooleanArray, Scalar, StringArray, UInt64Array};
-use arrow_cast::cast;
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, BooleanArray, Scalar, UInt64Array};
 use arrow_ord::cmp;
 use arrow_schema::{ArrowError, DataType};
+use arrow_select::take::take;
 use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
 use parquet::arrow::arrow_reader::RowSelection;
 use parquet::file::metadata::ParquetMetaData;
 
 use super::ast::CmpOp;
 use super::bind::{ColumnRef, Predicate, StrMatch};
+use super::literal::parse_literal;
 
 /// Statistics of one column over some units (row groups, or pages of one row group).
 struct UnitStats {
@@ -335,7 +337,7 @@ fn leaf_may_match(
                 return Ok(None);
             }
             let as_target = |s: &str| -> Result<ArrayRef, ArrowError> {
-                cast(&StringArray::from(vec![s]), target)
+                parse_literal(s, target).map_err(ArrowError::InvalidArgumentError)
             };
             // Some value may start with `prefix` iff max >= prefix and min < the first string
             // after every string that starts with `prefix`.
@@ -352,10 +354,13 @@ fn leaf_may_match(
 
 /// Statistics as plain values of `target` (dictionaries unpacked).
 fn unpack(array: &ArrayRef, target: &DataType) -> Result<ArrayRef, ArrowError> {
-    if array.data_type() == target {
-        Ok(array.clone())
-    } else {
-        cast(array, target)
+    match array.as_any_dictionary_opt() {
+        Some(dictionary) => take(dictionary.values().as_ref(), dictionary.keys(), None),
+        None if array.data_type() == target => Ok(array.clone()),
+        None => Err(ArrowError::InvalidArgumentError(format!(
+            "statistics of type {} for a {target} column",
+            array.data_type()
+        ))),
     }
 }
 

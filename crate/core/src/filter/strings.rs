@@ -1,0 +1,228 @@
+//! String matching (`LIKE`, starts/ends-with, contains) over Arrow string and binary arrays.
+//!
+//! Written here rather than taken from `arrow-string`, whose `LIKE` compiles patterns to the
+//! `regex` crate: that alone roughly doubled the WebAssembly module. A `LIKE` pattern becomes a
+//! token list; the common shapes (`abc%`, `%abc`, `%abc%`, no wildcard) reduce to a prefix,
+//! suffix, substring or equality test, and the general case runs the classic wildcard matcher
+//! with backtracking to the last `%` (linear in practice). `_` matches one UTF-8 character.
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, BooleanArray};
+use arrow_schema::{ArrowError, DataType};
+
+use super::bind::StrMatch;
+
+/// A compiled string predicate.
+#[derive(Debug, Clone, PartialEq)]
+enum Matcher {
+    Equals(Vec<u8>),
+    StartsWith(Vec<u8>),
+    EndsWith(Vec<u8>),
+    Contains(Vec<u8>),
+    Like(Vec<Token>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Token {
+    Byte(u8),
+    /// `_`: one character.
+    One,
+    /// `%`: any run of characters.
+    Any,
+}
+
+impl Matcher {
+    fn new(kind: StrMatch, text: &str) -> Self {
+        let bytes = text.as_bytes().to_vec();
+        match kind {
+            StrMatch::StartsWith => Self::StartsWith(bytes),
+            StrMatch::EndsWith => Self::EndsWith(bytes),
+            StrMatch::Contains => Self::Contains(bytes),
+            StrMatch::Like => Self::like(text),
+        }
+    }
+
+    fn like(pattern: &str) -> Self {
+        let mut tokens = Vec::new();
+        let mut bytes = pattern.bytes();
+        while let Some(b) = bytes.next() {
+            match b {
+                b'%' if tokens.last() != Some(&Token::Any) => tokens.push(Token::Any),
+                b'%' => {}
+                b'_' => tokens.push(Token::One),
+                b'\\' => tokens.push(Token::Byte(bytes.next().unwrap_or(b'\\'))),
+                b => tokens.push(Token::Byte(b)),
+            }
+        }
+        let literal = |ts: &[Token]| -> Option<Vec<u8>> {
+            ts.iter()
+                .map(|t| match t {
+                    Token::Byte(b) => Some(*b),
+                    _ => None,
+                })
+                .collect()
+        };
+        let n = tokens.len();
+        let starts_any = tokens.first() == Some(&Token::Any);
+        let ends_any = n > 1 && tokens.last() == Some(&Token::Any);
+        let inner = &tokens[usize::from(starts_any)..n - usize::from(ends_any)];
+        match (starts_any, ends_any, literal(inner)) {
+            (false, false, Some(lit)) => Self::Equals(lit),
+            (false, true, Some(lit)) => Self::StartsWith(lit),
+            (true, false, Some(lit)) => Self::EndsWith(lit),
+            (true, true, Some(lit)) => Self::Contains(lit),
+            _ => Self::Like(tokens),
+        }
+    }
+
+    fn matches(&self, value: &[u8]) -> bool {
+        match self {
+            Self::Equals(lit) => value == lit.as_slice(),
+            Self::StartsWith(lit) => value.starts_with(lit),
+            Self::EndsWith(lit) => value.ends_with(lit),
+            Self::Contains(lit) => contains(value, lit),
+            Self::Like(tokens) => like(value, tokens),
+        }
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    let Some((&first, rest)) = needle.split_first() else {
+        return true;
+    };
+    let last_start = match haystack.len().checked_sub(needle.len()) {
+        Some(n) => n,
+        None => return false,
+    };
+    (0..=last_start).any(|i| haystack[i] == first && haystack[i + 1..].starts_with(rest))
+}
+
+/// Length of the UTF-8 character starting with `b` (1 for invalid lead bytes).
+fn char_len(b: u8) -> usize {
+    match b {
+        0xF0..=0xF7 => 4,
+        0xE0..=0xEF => 3,
+        0xC0..=0xDF => 2,
+        _ => 1,
+    }
+}
+
+/// Wildcard matching with backtracking to the last `%`.
+fn like(value: &[u8], tokens: &[Token]) -> bool {
+    let (mut v, mut t) = (0usize, 0usize);
+    let mut resume: Option<(usize, usize)> = None; // (token after %, value position)
+    while v < value.len() {
+        match tokens.get(t) {
+            Some(Token::Any) => {
+                t += 1;
+                resume = Some((t, v));
+                continue;
+            }
+            Some(Token::One) => {
+                v += char_len(value[v]);
+                t += 1;
+                continue;
+            }
+            Some(Token::Byte(b)) if *b == value[v] => {
+                v += 1;
+                t += 1;
+                continue;
+            }
+            _ => {}
+        }
+        // Mismatch: let the last % absorb one more character, or fail.
+        match resume {
+            Some((after_any, start)) => {
+                let next = start + char_len(value[start]);
+                resume = Some((after_any, next));
+                t = after_any;
+                v = next;
+            }
+            None => return false,
+        }
+    }
+    tokens[t.min(tokens.len())..]
+        .iter()
+        .all(|tok| *tok == Token::Any)
+}
+
+/// `array` matched against `text` (a `LIKE` pattern for [`StrMatch::Like`]); nulls stay null.
+pub fn string_match(
+    array: &dyn Array,
+    kind: StrMatch,
+    text: &str,
+) -> Result<BooleanArray, ArrowError> {
+    let m = Matcher::new(kind, text);
+    let test = |v: Option<&[u8]>| v.map(|v| m.matches(v));
+    Ok(match array.data_type() {
+        DataType::Utf8 => array
+            .as_string::<i32>()
+            .iter()
+            .map(|v| test(v.map(str::as_bytes)))
+            .collect(),
+        DataType::LargeUtf8 => array
+            .as_string::<i64>()
+            .iter()
+            .map(|v| test(v.map(str::as_bytes)))
+            .collect(),
+        DataType::Utf8View => array
+            .as_string_view()
+            .iter()
+            .map(|v| test(v.map(str::as_bytes)))
+            .collect(),
+        DataType::Binary => array.as_binary::<i32>().iter().map(test).collect(),
+        DataType::LargeBinary => array.as_binary::<i64>().iter().map(test).collect(),
+        DataType::BinaryView => array.as_binary_view().iter().map(test).collect(),
+        other => {
+            return Err(ArrowError::InvalidArgumentError(format!(
+                "string matching needs a string column, got {other}"
+            )))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn like_str(value: &str, pattern: &str) -> bool {
+        Matcher::new(StrMatch::Like, pattern).matches(value.as_bytes())
+    }
+
+    #[test]
+    fn common_patterns_reduce_to_simple_tests() {
+        assert_eq!(Matcher::like("abc%"), Matcher::StartsWith(b"abc".to_vec()));
+        assert_eq!(Matcher::like("%abc"), Matcher::EndsWith(b"abc".to_vec()));
+        assert_eq!(Matcher::like("%%abc%"), Matcher::Contains(b"abc".to_vec()));
+        assert_eq!(Matcher::like("a\\%c"), Matcher::Equals(b"a%c".to_vec()));
+        assert!(matches!(Matcher::like("a_c%"), Matcher::Like(_)));
+    }
+
+    #[test]
+    fn like_semantics() {
+        assert!(like_str("https://www.google.com/x", "%google%"));
+        assert!(!like_str("https://www.gogle.com/x", "%google%"));
+        assert!(like_str("abc", "a_c"));
+        assert!(like_str("aéc", "a_c"), "_ is one character, not one byte");
+        assert!(!like_str("abbc", "a_c"));
+        assert!(like_str("aXbYbZc", "a%b%c"));
+        assert!(like_str("mississippi", "%iss%ppi"));
+        assert!(!like_str("mississippi", "%iss%ppx"));
+        assert!(like_str("", "%"));
+        assert!(!like_str("", "_"));
+        assert!(like_str("50%", "50\\%"));
+        assert!(!like_str("500", "50\\%"));
+        assert!(like_str("abc", "%%"));
+        assert!(like_str("ab", "a%b%"));
+    }
+
+    #[test]
+    fn arrays_keep_nulls() {
+        let array = arrow_array::StringArray::from(vec![Some("apple"), None, Some("grape")]);
+        let result = string_match(&array, StrMatch::EndsWith, "pe").expect("match");
+        assert_eq!(
+            result,
+            BooleanArray::from(vec![Some(false), None, Some(true)])
+        );
+    }
+}
