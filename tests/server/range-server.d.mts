@@ -36,6 +36,8 @@ export interface RangeServer {
   url: string;
   log: RangeServerLogEntry[];
   resetLog(): void;
+  /** Responses started and not yet finished or closed (requests still open). */
+  readonly openRequests: number;
   close(): Promise<void>;
 }
 

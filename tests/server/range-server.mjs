@@ -178,8 +178,14 @@ export async function startRangeServer({ mounts, host = '127.0.0.1', port = 0, l
     });
   });
 
+  let open = 0;
+
   async function handle(req, res) {
     const started = performance.now();
+    open += 1;
+    res.on('close', () => {
+      open -= 1;
+    });
     const entry = {
       method: req.method ?? '',
       path: req.url ?? '',
@@ -314,6 +320,10 @@ export async function startRangeServer({ mounts, host = '127.0.0.1', port = 0, l
     log,
     resetLog() {
       log.length = 0;
+    },
+    /** Responses started and not yet finished or closed (requests still open). */
+    get openRequests() {
+      return open;
     },
     close() {
       return new Promise((resolve, reject) => {

@@ -34,12 +34,27 @@ export interface ScanOptions {
   filter?: string | FilterExpr | FilterAst;
   /** Aborting rejects the iteration with the signal's reason and stops all fetching/decoding. */
   signal?: AbortSignal;
+  /** Called as tasks finish, with the scan's progress. */
+  onProgress?: (progress: ScanProgress) => void;
 }
+
+/** What {@link ScanOptions.onProgress} receives. */
+export interface ScanProgress {
+  tasksDone: number;
+  tasksTotal: number;
+  rowsOut: number;
+  bytesFetched: number;
+}
+
+/** Rows below which a row group is not split into several tasks. */
+const MIN_TASK_ROWS = 65_536;
 
 /** What a file needs from the reader that opened it. */
 export interface FileContext {
   io: IoQueue;
   executor: Executor;
+  /** Most planned bytes of tasks fetched ahead of the consumer. */
+  readAheadBytes: number;
   assertOpen(): void;
   /** SQL `WHERE` text → AST (the core's parser). */
   parseFilter(sql: string): FilterAst;
@@ -107,14 +122,23 @@ export class ParquetFile {
     let schema: Schema;
     let request: string;
     try {
-      request = JSON.stringify({
+      const fields = {
         columns: options.columns,
         offset: checkCount('offset', options.offset),
         limit: checkCount('limit', options.limit),
         batchSize: checkCount('batchSize', options.batchSize),
         filter: this.filterAst(options.filter),
-      });
+      };
+      request = JSON.stringify(fields);
       plan = JSON.parse(this.handle.planScan(request)) as ReadPlan;
+      // Too few tasks to keep every worker busy (one big row group, say): split row groups at
+      // page boundaries into about two tasks per worker.
+      const workers = this.context.executor.concurrency;
+      if (plan.tasks.length < 2 * workers && plan.stats.rowsScanned >= 2 * MIN_TASK_ROWS) {
+        const targetTaskRows = Math.max(MIN_TASK_ROWS, Math.ceil(plan.stats.rowsScanned / (2 * workers)));
+        request = JSON.stringify({ ...fields, targetTaskRows });
+        plan = JSON.parse(this.handle.planScan(request)) as ReadPlan;
+      }
       schema = schemaFromIpc(this.handle.scanSchemaIpc(request));
     } catch (error) {
       throw toSkimError(error);
@@ -185,6 +209,7 @@ export class ParquetFile {
           reader: this.source,
           io: this.context.io,
           executor: this.context.executor,
+          readAheadBytes: this.context.readAheadBytes,
           ...(options.signal !== undefined ? { signal: options.signal } : {}),
           cost,
           onTaskDone: (_task, result) => {
@@ -197,6 +222,12 @@ export class ParquetFile {
           const ipcStarted = performance.now();
           const batches = batchesFromIpc(result.ipc);
           stats.ipcMs += performance.now() - ipcStarted;
+          options.onProgress?.({
+            tasksDone: stats.tasksDone,
+            tasksTotal: stats.tasksTotal,
+            rowsOut: stats.rowsOut,
+            bytesFetched: stats.bytesFetched,
+          });
           for (const whole of batches) {
             if (left <= 0) return;
             const from = Math.min(skip, whole.numRows);

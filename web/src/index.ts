@@ -4,7 +4,7 @@
  * This module only re-exports the public API.
  */
 export { type ErrorCode, ParquetSkimError } from './errors.js';
-export { ParquetFile, type ScanOptions } from './file.js';
+export { ParquetFile, type ScanOptions, type ScanProgress } from './file.js';
 export { and, Column, col, type FilterAst, FilterExpr, type FilterValue, not, or } from './filter.js';
 export type {
   ColumnChunkMetadata,

@@ -134,6 +134,16 @@ describe('reading in Node (inline execution)', () => {
     expect(present.stats.rowGroupsPrunedByBloom).toBe(0);
   });
 
+  it('reports progress as tasks finish', async () => {
+    const file = await reader.open(new Uint8Array(await readFile(tinyPages)));
+    const events: Array<{ tasksDone: number; tasksTotal: number; rowsOut: number; bytesFetched: number }> = [];
+    await file.scan({ columns: ['id'], onProgress: (p) => events.push(p) }).toTable();
+    expect(events.length).toBeGreaterThan(0);
+    const last = events[events.length - 1];
+    expect(last?.tasksDone).toBe(last?.tasksTotal);
+    expect(events.map((e) => e.tasksDone)).toEqual([...events.map((e) => e.tasksDone)].sort((a, b) => a - b));
+  });
+
   it('applies offset and limit after the filter', async () => {
     const file = await reader.open(new Uint8Array(await readFile(tinyPages)));
     const all = await file.scan({ columns: ['id'], filter: 'id >= 3000' }).toTable();

@@ -28,6 +28,8 @@ export interface ReaderOptions {
   coalesceGapBytes?: number;
   /** Largest coalesced request (default 16 MiB). */
   maxRequestBytes?: number;
+  /** Most planned bytes a scan fetches ahead of its consumer (default 256 MiB). */
+  readAheadBytes?: number;
   /** Where the `.wasm` is (default: next to this module), or a compiled module. */
   wasmUrl?: string | URL | WebAssembly.Module;
   /** Where the worker script is (default: `worker/entry.js` next to this package's modules). */
@@ -49,6 +51,9 @@ export interface OpenOptions {
   footerReadBytes?: number;
 }
 
+/** Default bound on planned bytes a scan fetches ahead of its consumer. */
+export const DEFAULT_READ_AHEAD_BYTES = 256 * 1024 * 1024;
+
 /** Default bytes read from the end of a file at open. */
 export const DEFAULT_FOOTER_READ_BYTES = 512 * 1024;
 
@@ -63,6 +68,7 @@ export class Reader {
     /** The executor tasks run on (a worker pool, or inline). */
     readonly executor: Executor,
     private readonly io: IoQueue,
+    private readonly readAheadBytes: number,
   ) {}
 
   /** Decoding workers alive now (0 when decoding inline). */
@@ -85,6 +91,7 @@ export class Reader {
         {
           io: this.io,
           executor: this.executor,
+          readAheadBytes: this.readAheadBytes,
           assertOpen: () => this.assertOpen(),
           parseFilter: (sql) => this.parseFilter(sql),
         },
@@ -154,6 +161,10 @@ export async function createReader(options: ReaderOptions = {}): Promise<Reader>
   const workers = options.workers ?? defaultWorkers;
   if (!Number.isInteger(workers) || workers < 0) throw invalidArgument('workers', 'a whole number >= 0', workers);
   if (workers > 0 && !hasWorkers) throw invalidArgument('workers', '0 where Web Workers do not exist', workers);
+  const readAheadBytes = options.readAheadBytes ?? DEFAULT_READ_AHEAD_BYTES;
+  if (!Number.isSafeInteger(readAheadBytes) || readAheadBytes < 1) {
+    throw invalidArgument('readAheadBytes', 'a whole number of bytes >= 1', readAheadBytes);
+  }
   const io = new IoQueue({
     ...(options.ioConcurrency !== undefined ? { concurrency: options.ioConcurrency } : {}),
     ...(options.coalesceGapBytes !== undefined ? { gapBytes: options.coalesceGapBytes } : {}),
@@ -163,7 +174,7 @@ export async function createReader(options: ReaderOptions = {}): Promise<Reader>
     const module = await compileWasm(options.wasmUrl);
     const wasm = await instantiateWasm(module);
     const executor = workers === 0 ? new InlineExecutor(wasm) : new WorkerPool(workers, module, options.workerUrl);
-    return new Reader(wasm, executor, io);
+    return new Reader(wasm, executor, io, readAheadBytes);
   } catch (error) {
     throw toSkimError(error);
   }

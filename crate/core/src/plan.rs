@@ -58,6 +58,9 @@ pub struct ScanRequest {
     pub filter: Option<Expr>,
     /// Largest uncompressed column chunk to decode (default [`DEFAULT_MAX_CHUNK_BYTES`]).
     pub max_chunk_bytes: Option<u64>,
+    /// Split row groups into tasks of about this many rows, at page boundaries, so that a file
+    /// with few, large row groups still keeps every worker busy. Default: one task per row group.
+    pub target_task_rows: Option<u64>,
 }
 
 /// One unit of work for a worker.
@@ -199,6 +202,10 @@ pub fn plan_scan_with_blooms(
         None => unfiltered_specs(file, request, &template),
         Some(filter) => filtered_specs(file, request, filter, &template, blooms, &mut stats),
     };
+    let specs = match request.target_task_rows {
+        Some(target) if target > 0 => split_specs(file, specs, target, request),
+        _ => specs,
+    };
     let filter_leaves = filter.as_ref().map(Filter::leaves).unwrap_or_default();
     let mut tasks = Vec::with_capacity(specs.len());
     for (task_idx, (mut spec, rows_scanned)) in specs.into_iter().enumerate() {
@@ -332,6 +339,83 @@ fn filtered_specs(
     specs
 }
 
+/// Splits each row group's task into windows of about `target` rows, starting at page
+/// boundaries of the first projected column (so a page is rarely read by two tasks).
+fn split_specs(
+    file: &ParquetFile,
+    specs: Vec<(TaskSpec, u64)>,
+    target: u64,
+    request: &ScanRequest,
+) -> Vec<(TaskSpec, u64)> {
+    let metadata = file.metadata();
+    let leaf = Projection::try_new(file, request.columns.as_deref())
+        .ok()
+        .and_then(|p| {
+            (0..metadata.file_metadata().schema_descr().num_columns())
+                .find(|&l| p.mask().leaf_included(l))
+        })
+        .unwrap_or(0);
+    let mut out = Vec::with_capacity(specs.len());
+    for (spec, rows_scanned) in specs {
+        let num_rows = rows_of(metadata.row_group(spec.row_group_idx).num_rows());
+        if num_rows <= target || rows_scanned <= target {
+            out.push((spec, rows_scanned));
+            continue;
+        }
+        let page_starts: Vec<u64> = metadata
+            .page_index()
+            .and_then(|index| index.offset_index(spec.row_group_idx, leaf))
+            .map(|o| {
+                o.page_locations()
+                    .iter()
+                    .map(|p| rows_of(p.first_row_index))
+                    .collect()
+            })
+            .unwrap_or_default();
+        // Window starts: every `target` rows, moved to the first page start at or after it.
+        let mut starts = vec![0u64];
+        let mut next = target;
+        while next < num_rows {
+            let start = page_starts
+                .iter()
+                .copied()
+                .find(|&s| s >= next)
+                .unwrap_or(next);
+            if start >= num_rows {
+                break;
+            }
+            if start > *starts.last().unwrap_or(&0) {
+                starts.push(start);
+            }
+            next = start + target;
+        }
+        let whole = spec
+            .selection
+            .as_deref()
+            .and_then(|runs| selection_of(runs, num_rows, spec.row_group_idx).ok())
+            .unwrap_or_else(|| RowSelection::from(vec![RowSelector::select(to_usize(num_rows))]));
+        for (i, &start) in starts.iter().enumerate() {
+            let end = starts.get(i + 1).copied().unwrap_or(num_rows);
+            let window = RowSelection::from_consecutive_ranges(
+                std::iter::once(to_usize(start)..to_usize(end)),
+                to_usize(num_rows),
+            );
+            let selection = whole.intersection(&window);
+            let rows = selection.row_count() as u64;
+            if rows == 0 {
+                continue;
+            }
+            let part = TaskSpec {
+                selection: Some(runs_of(&selection)),
+                expected_rows: spec.expected_rows.map(|_| rows),
+                ..spec.clone()
+            };
+            out.push((part, rows));
+        }
+    }
+    out
+}
+
 /// The push decoder of one task: shared by the planner (to list ranges) and the task runner
 /// (to decode), so both agree on every byte.
 pub fn build_decoder(file: &ParquetFile, spec: &TaskSpec) -> Result<ParquetPushDecoder> {
@@ -401,9 +485,9 @@ fn footer_start(file: &ParquetFile) -> u64 {
         .unwrap_or(file.file_len())
 }
 
-/// Run lengths (`+n` select, `-n` skip) of a selection.
+/// Run lengths (`+n` select, `-n` skip) of a selection; a trailing skip is implied.
 fn runs_of(selection: &RowSelection) -> Vec<i64> {
-    selection
+    let mut runs: Vec<i64> = selection
         .iter()
         .map(|s| {
             let n = s.row_count as i64;
@@ -413,7 +497,11 @@ fn runs_of(selection: &RowSelection) -> Vec<i64> {
                 n
             }
         })
-        .collect()
+        .collect();
+    while runs.last().is_some_and(|n| *n <= 0) {
+        runs.pop();
+    }
+    runs
 }
 
 /// The selection of run lengths, checked against the row group's size.

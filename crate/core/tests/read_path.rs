@@ -216,3 +216,59 @@ fn decompression_bombs_are_refused_before_decoding() {
     let error = plan_scan(&parquet, &ScanRequest::default()).expect_err("too large");
     assert_eq!(error.code(), "TOO_LARGE", "{error}");
 }
+
+#[test]
+fn large_row_groups_split_into_tasks_at_page_boundaries() {
+    let file = sample_file();
+    let (parquet, _) = open(&file, 512 * 1024);
+    let request = ScanRequest {
+        columns: Some(vec!["id".into(), "name".into()]),
+        target_task_rows: Some(1_200),
+        ..Default::default()
+    };
+    let plan = plan_scan(&parquet, &request).expect("plan");
+    // 4000-row groups in windows starting at multiples of 1200 moved to the next 500-row page.
+    let shape: Vec<_> = plan
+        .tasks
+        .iter()
+        .map(|t| {
+            (
+                t.spec.row_group_idx,
+                t.spec.selection.clone().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        vec![
+            (0, vec![1500]),
+            (0, vec![-1500, 1500]),
+            (0, vec![-3000, 1000]),
+            (1, vec![1500]),
+            (1, vec![-1500, 1500]),
+            (1, vec![-3000, 1000]),
+            (2, vec![1500]),
+            (2, vec![-1500, 500]),
+        ]
+    );
+    assert_eq!(
+        ids(&scan(&parquet, &file, &request), "id"),
+        (0..ROWS).collect::<Vec<_>>()
+    );
+    // Splitting composes with offset/limit and with filters.
+    let window = ScanRequest {
+        offset: Some(1_000),
+        limit: Some(3_500),
+        ..request.clone()
+    };
+    assert_eq!(
+        ids(&scan(&parquet, &file, &window), "id"),
+        (1_000..4_500).collect::<Vec<_>>()
+    );
+    let filtered = ScanRequest {
+        filter: Some(parquet_skim_core::parse_sql("id >= 5250 AND id < 7100").expect("parse")),
+        ..request
+    };
+    let (batches, _) = common::scan_with_io(&parquet, &file, &filtered, true);
+    assert_eq!(ids(&batches, "id"), (5_250..7_100).collect::<Vec<_>>());
+}

@@ -20,7 +20,7 @@ use parquet_skim_core::{
 };
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
-use web_sys::Blob;
+use web_sys::{AbortSignal, Blob};
 
 use crate::http::HttpOptions;
 use crate::js_error::{js_result, to_js};
@@ -82,12 +82,19 @@ impl JsSource {
         }
     }
 
-    /// Reads bytes `start..end`; resolves to a `Uint8Array`.
-    pub fn read(&self, start: f64, end: f64) -> Promise {
+    /// Reads bytes `start..end`; resolves to a `Uint8Array`. Aborting `signal` aborts the
+    /// request and rejects with the signal's reason.
+    pub fn read(&self, start: f64, end: f64, signal: Option<AbortSignal>) -> Promise {
         let source = Rc::clone(&self.inner);
         future_to_promise(async move {
             let range = js_result(range(start, end))?;
-            js_result(source.read(range).await).map(JsValue::from)
+            match source.read(range, signal.as_ref()).await {
+                Ok(data) => Ok(data.into()),
+                Err(_) if signal.as_ref().is_some_and(AbortSignal::aborted) => {
+                    Err(signal.map(|s| s.reason()).unwrap_or(JsValue::UNDEFINED))
+                }
+                Err(e) => Err(to_js(&e)),
+            }
         })
     }
 
@@ -135,7 +142,7 @@ async fn open(source: &Source, tail: u64) -> Result<ParquetFile, SkimError> {
                     .cloned()
                     .reduce(|a, r| a.start.min(r.start)..a.end.max(r.end))
                     .ok_or_else(|| SkimError::internal("metadata decoder asked for nothing"))?;
-                let data = source.read(span.clone()).await?;
+                let data = source.read(span.clone(), None).await?;
                 loader.push(span, Bytes::from(data.to_vec()))?;
             }
         }

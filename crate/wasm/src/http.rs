@@ -13,11 +13,13 @@
 
 use std::ops::Range;
 
-use js_sys::{Promise, Uint8Array};
+use js_sys::{Array, Promise, Uint8Array};
 use parquet_skim_core::SkimError;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortController, Headers, Request, RequestCredentials, RequestInit, Response};
+use web_sys::{
+    AbortController, AbortSignal, Headers, Request, RequestCredentials, RequestInit, Response,
+};
 
 use crate::js_error::describe;
 
@@ -68,12 +70,14 @@ pub struct RangeResponse {
 }
 
 /// Requests `spec` of `url`. A `200` with a whole body of at most `full_body_limit` bytes is
-/// accepted as the whole file; a larger one is aborted.
+/// accepted as the whole file; a larger one is aborted. Aborting `signal` aborts the request
+/// (the caller turns that into the signal's reason).
 pub async fn fetch_range(
     url: &str,
     spec: &RangeSpec,
     options: &HttpOptions,
     full_body_limit: u64,
+    signal: Option<&AbortSignal>,
 ) -> Result<RangeResponse, SkimError> {
     let range_header = spec.header();
     let network = |detail: String| SkimError::Network {
@@ -81,7 +85,14 @@ pub async fn fetch_range(
         detail,
     };
     let controller = AbortController::new().map_err(|e| network(describe(&e)))?;
-    let request = build_request(url, &range_header, options, &controller)?;
+    let request_signal = match signal {
+        None => controller.signal(),
+        Some(outer) => {
+            let both: Array = [outer.clone(), controller.signal()].into_iter().collect();
+            AbortSignal::any(&both)
+        }
+    };
+    let request = build_request(url, &range_header, options, &request_signal)?;
     let response: Response = JsFuture::from(global_fetch(&request))
         .await
         .map_err(|e| network(describe(&e)))?
@@ -167,7 +178,7 @@ fn build_request(
     url: &str,
     range_header: &str,
     options: &HttpOptions,
-    controller: &AbortController,
+    signal: &AbortSignal,
 ) -> Result<Request, SkimError> {
     let invalid = |detail: String| SkimError::invalid_argument("headers", detail);
     let headers = Headers::new().map_err(|e| invalid(describe(&e)))?;
@@ -182,7 +193,7 @@ fn build_request(
     let init = RequestInit::new();
     init.set_method("GET");
     init.set_headers(&headers);
-    init.set_signal(Some(&controller.signal()));
+    init.set_signal(Some(signal));
     if let Some(credentials) = &options.credentials {
         let mode = match credentials.as_str() {
             "omit" => RequestCredentials::Omit,

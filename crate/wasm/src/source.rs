@@ -18,7 +18,7 @@ use js_sys::{Date, Uint8Array};
 use parquet_skim_core::SkimError;
 use serde::Serialize;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::Blob;
+use web_sys::{AbortSignal, Blob};
 
 use crate::http::{fetch_range, HttpOptions, RangeSpec};
 use crate::js_error::describe;
@@ -105,7 +105,7 @@ impl Source {
     pub async fn read_tail(&self, n: u64) -> Result<(u64, Uint8Array), SkimError> {
         if let Some(len) = self.file_len.get() {
             let start = len.saturating_sub(n);
-            let data = self.read(start..len).await?;
+            let data = self.read(start..len, None).await?;
             *self.tail.borrow_mut() = Some((start, data.clone()));
             return Ok((start, data));
         }
@@ -116,7 +116,7 @@ impl Source {
         };
         let spec = RangeSpec::Suffix(n);
         let started = Date::now();
-        let response = fetch_range(url, &spec, options, n).await?;
+        let response = fetch_range(url, &spec, options, n, None).await?;
         self.file_len.set(Some(response.file_len));
         self.check_version(url, response.version)?;
         let end = response.start + u64::from(response.data.length());
@@ -130,8 +130,12 @@ impl Source {
         Ok((response.start, response.data))
     }
 
-    /// Reads bytes `range`.
-    pub async fn read(&self, range: Range<u64>) -> Result<Uint8Array, SkimError> {
+    /// Reads bytes `range`. Aborting `signal` aborts an HTTP request in flight.
+    pub async fn read(
+        &self,
+        range: Range<u64>,
+        signal: Option<&AbortSignal>,
+    ) -> Result<Uint8Array, SkimError> {
         let len = self.file_len.get();
         if range.start > range.end || len.is_some_and(|len| range.end > len) {
             return Err(SkimError::invalid_argument(
@@ -151,7 +155,7 @@ impl Source {
         match &self.kind {
             Kind::Http { url, options } => {
                 let spec = RangeSpec::Bounded(range.clone());
-                let response = fetch_range(url, &spec, options, 0).await?;
+                let response = fetch_range(url, &spec, options, 0, signal).await?;
                 if len.is_some_and(|len| len != response.file_len) {
                     return Err(SkimError::FileChanged {
                         url: url.clone(),

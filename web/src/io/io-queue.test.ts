@@ -65,4 +65,21 @@ describe('IoQueue', () => {
     expect(state.calls).toHaveLength(0);
     expect(() => new IoQueue({ concurrency: 0 })).toThrow(ParquetSkimError);
   });
+
+  it('rejects reads waiting for a slot when their signal aborts, and keeps the slot count right', async () => {
+    const { reader, state } = recordingReader(1_000_000, 20);
+    const queue = new IoQueue({ concurrency: 1, gapBytes: 0 });
+    const first = queue.read(reader, [{ start: 0, end: 10 }]);
+    const controller = new AbortController();
+    const waiting = queue.read(reader, [{ start: 5000, end: 5010 }], controller.signal);
+    controller.abort();
+    await expect(waiting).rejects.toMatchObject({ name: 'AbortError' });
+    await first;
+    await queue.read(reader, [{ start: 9000, end: 9010 }]);
+    expect(state.calls).toEqual([
+      [0, 10],
+      [9000, 9010],
+    ]);
+    expect(state.peak).toBe(1);
+  });
 });

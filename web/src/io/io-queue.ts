@@ -6,13 +6,13 @@
  * requests themselves are issued by the Rust core (`Source.read`: the global `fetch` with a
  * checked `Range`, or a `Blob` slice), which also keeps the request log.
  */
-import { invalidArgument, throwIfAborted } from '../errors.js';
+import { abortReason, invalidArgument, throwIfAborted } from '../errors.js';
 import type { Chunk } from '../worker/protocol.js';
 import { type ByteRange, coalesce, DEFAULT_GAP_BYTES, DEFAULT_MAX_REQUEST_BYTES } from './coalesce.js';
 
-/** Something that reads bytes `start..end` (the core's `Source`). */
+/** Something that reads bytes `start..end` (the core's `Source`); aborting `signal` aborts the read. */
 export interface RangeReader {
-  read(start: number, end: number): Promise<Uint8Array>;
+  read(start: number, end: number, signal?: AbortSignal): Promise<Uint8Array>;
 }
 
 /** I/O policy. */
@@ -56,7 +56,7 @@ export class IoQueue {
         try {
           throwIfAborted(signal);
           const started = performance.now();
-          const data = await reader.read(request.start, request.end);
+          const data = await reader.read(request.start, request.end, signal);
           if (cost !== undefined) {
             cost.requests += 1;
             cost.bytes += data.byteLength;
@@ -76,8 +76,19 @@ export class IoQueue {
       this.active += 1;
       return Promise.resolve();
     }
-    return new Promise<void>((resolve) => this.waiting.push(resolve)).then(() => {
-      this.active += 1;
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        const index = this.waiting.indexOf(grant);
+        if (index >= 0) this.waiting.splice(index, 1);
+        reject(signal === undefined ? undefined : abortReason(signal));
+      };
+      const grant = () => {
+        signal?.removeEventListener('abort', onAbort);
+        this.active += 1;
+        resolve();
+      };
+      this.waiting.push(grant);
+      signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 

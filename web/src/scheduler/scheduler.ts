@@ -60,6 +60,8 @@ export interface ScanContext {
   reader: RangeReader;
   io: IoQueue;
   executor: Executor;
+  /** Most planned bytes in flight ahead of the consumer (at least one task always runs). */
+  readAheadBytes: number;
   /** The caller's signal, if any. */
   signal?: AbortSignal;
   /** I/O counters, updated as requests complete. */
@@ -77,11 +79,17 @@ export async function* runPlan(plan: ReadPlan, context: ScanContext): AsyncGener
   const signal = internal.signal;
   const window = context.executor.concurrency + 1;
   const running: Array<Promise<TaskResult> | undefined> = [];
+  const bytesOf = (task: PlannedTask) =>
+    [...task.filterRanges, ...task.outputRanges].reduce((sum, r) => sum + r.end - r.start, 0);
   let launched = 0;
+  let bytesAhead = 0;
   try {
     for (let next = 0; next < plan.tasks.length; next++) {
       while (launched < plan.tasks.length && launched - next < window) {
         const task = plan.tasks[launched] as PlannedTask;
+        // Read-ahead is bounded by bytes too: a slow consumer never has more than this fetched.
+        if (launched > next && bytesAhead + bytesOf(task) > context.readAheadBytes) break;
+        bytesAhead += bytesOf(task);
         const promise = runTask(task, context, signal);
         // Failures surface when the consumer reaches this task; until then they are handled.
         promise.catch(() => undefined);
@@ -90,6 +98,7 @@ export async function* runPlan(plan: ReadPlan, context: ScanContext): AsyncGener
       }
       const result = await (running[next] as Promise<TaskResult>);
       running[next] = undefined;
+      bytesAhead -= bytesOf(plan.tasks[next] as PlannedTask);
       context.onTaskDone?.(plan.tasks[next] as PlannedTask, result);
       yield result;
     }
