@@ -100,6 +100,28 @@ test("TPC-H Q6's revenue equals DuckDB's, with SQL text and with the builder", a
   expect(result.builder).toEqual(result.sql);
 });
 
+test("TPC-H Q6 fused in the workers (decode + filter + sum in one pass) equals DuckDB's", async ({ harness }) => {
+  const expected = await reference();
+  const result = await harness.evaluate(async (filter) => {
+    const { skim } = window.harness;
+    const { col, count, expr, sum } = skim;
+    const reader = await skim.createReader({ workers: 2 });
+    const file = await reader.open('/sample/lineitem-sf1.parquet');
+    const started = performance.now();
+    const { values, stats } = await file.aggregate({
+      filter,
+      aggregates: { revenue: sum(expr(col('l_extendedprice')).mul(col('l_discount'))), rows: count() },
+    });
+    const ms = performance.now() - started;
+    reader.dispose();
+    return { revenue: values.revenue as string, rows: values.rows as number, ms, bytes: stats.bytesFetched };
+  }, expected.q6.filter);
+  console.log(
+    `\nTPC-H Q6 fused: ${result.revenue} (${result.rows} rows) in ${result.ms.toFixed(0)} ms, ${result.bytes} B fetched`,
+  );
+  expect(result).toMatchObject({ revenue: expected.q6.revenue, rows: expected.q6.rows });
+});
+
 test('a filter that prunes nothing returns exactly the rows an unfiltered scan matches', async ({ harness }) => {
   const result = await harness.evaluate(async () => {
     const { skim } = window.harness;

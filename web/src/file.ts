@@ -6,13 +6,14 @@
  * fetches and the executor decodes; nothing here touches bytes.
  */
 import type { RecordBatch, Schema } from 'apache-arrow';
+import { type AggregateAst, type AggregateValue, finish, mergePartials, type Partial } from './aggregate.js';
 import { batchesFromIpc, schemaFromIpc } from './arrow.js';
-import { ParquetSkimError, throwIfAborted, toSkimError } from './errors.js';
+import { invalidArgument, ParquetSkimError, throwIfAborted, toSkimError } from './errors.js';
 import { type FilterAst, FilterExpr } from './filter.js';
 import type { IoQueue } from './io/io-queue.js';
 import type { FileMetadata, RequestLogEntry } from './metadata.js';
 import { Scan, type ScanStats } from './scan.js';
-import type { Executor, FileFooter } from './scheduler/executor.js';
+import type { Executor, FileFooter, TaskResult } from './scheduler/executor.js';
 import { type ReadPlan, runPlan } from './scheduler/scheduler.js';
 import type { ParquetFileHandle, Source } from './wasm/parquet_skim_wasm.js';
 
@@ -114,141 +115,225 @@ export class ParquetFile {
     return filter;
   }
 
-  /** Reads rows: an async iterable of `RecordBatch`es in file order (see {@link Scan}). */
-  scan(options: ScanOptions = {}): Scan {
+  /**
+   * Plans a scan request (synchronously, so bad columns, filters and options throw at once). With
+   * fewer tasks than workers can share (one big row group, say), row groups are split at page
+   * boundaries into about two tasks per worker.
+   */
+  private plan(fields: Record<string, unknown>): Planned {
     this.context.assertOpen();
     if (this.closed) throw new ParquetSkimError('DISPOSED', 'the file was closed; open it again');
-    let plan: ReadPlan;
-    let schema: Schema;
-    let request: string;
     try {
-      const fields = {
-        columns: options.columns,
-        offset: checkCount('offset', options.offset),
-        limit: checkCount('limit', options.limit),
-        batchSize: checkCount('batchSize', options.batchSize),
-        filter: this.filterAst(options.filter),
-      };
-      request = JSON.stringify(fields);
-      plan = JSON.parse(this.handle.planScan(request)) as ReadPlan;
-      // Too few tasks to keep every worker busy (one big row group, say): split row groups at
-      // page boundaries into about two tasks per worker.
+      let request = JSON.stringify(fields);
+      let plan = JSON.parse(this.handle.planScan(request)) as ReadPlan;
       const workers = this.context.executor.concurrency;
       if (plan.tasks.length < 2 * workers && plan.stats.rowsScanned >= 2 * MIN_TASK_ROWS) {
         const targetTaskRows = Math.max(MIN_TASK_ROWS, Math.ceil(plan.stats.rowsScanned / (2 * workers)));
         request = JSON.stringify({ ...fields, targetTaskRows });
         plan = JSON.parse(this.handle.planScan(request)) as ReadPlan;
       }
-      schema = schemaFromIpc(this.handle.scanSchemaIpc(request));
+      return { request, plan, stats: statsOf(plan) };
     } catch (error) {
       throw toSkimError(error);
     }
-    const byteSum = (ranges: Array<{ start: number; end: number }>) =>
-      ranges.reduce((sum, r) => sum + r.end - r.start, 0);
-    const stats = {} as ScanStats;
-    const applyPlan = (next: ReadPlan) => {
-      plan = next;
-      Object.assign(stats, {
-        tasksTotal: plan.tasks.length,
-        rowGroupsTotal: plan.stats.rowGroupsTotal,
-        rowGroupsPrunedByStats: plan.stats.rowGroupsPrunedByStats,
-        rowGroupsPrunedByBloom: plan.stats.rowGroupsPrunedByBloom,
-        rowGroupsPrunedByPageIndex: plan.stats.rowGroupsPrunedByPageIndex,
-        rowGroupsRead: new Set(plan.tasks.map((t) => t.spec.rowGroupIdx)).size,
-        pagesTotal: plan.stats.pagesTotal,
-        pagesPruned: plan.stats.pagesPruned,
-        rowsTotal: plan.stats.rowsTotal,
-        rowsScanned: plan.stats.rowsScanned,
-        bytesPlanned: plan.tasks.reduce((sum, t) => sum + byteSum(t.filterRanges) + byteSum(t.outputRanges), 0),
-      });
+  }
+
+  /**
+   * Runs a planned scan: bloom filters first (for `=`/`IN`, one coalesced round trip, then plan
+   * again with them), then every task, yielding results in plan order and keeping `stats`
+   * current.
+   */
+  private async *execute(planned: Planned, signal: AbortSignal | undefined): AsyncGenerator<TaskResult> {
+    const { request, stats } = planned;
+    let { plan } = planned;
+    const started = performance.now();
+    const cost = { filter: { requests: 0, bytes: 0, ms: 0 }, output: { requests: 0, bytes: 0, ms: 0 } };
+    const sync = () => {
+      stats.requests = cost.filter.requests + cost.output.requests;
+      stats.bytesFetchedFilter = cost.filter.bytes;
+      stats.bytesFetchedOutput = cost.output.bytes;
+      stats.bytesFetched = cost.filter.bytes + cost.output.bytes;
+      stats.fetchMs = cost.filter.ms + cost.output.ms;
+      stats.elapsedMs = performance.now() - started;
     };
-    Object.assign(stats, {
-      tasksDone: 0,
-      rowsOut: 0,
-      bytesFetched: 0,
-      bytesFetchedFilter: 0,
-      bytesFetchedOutput: 0,
-      requests: 0,
-      fetchMs: 0,
-      decodeMs: 0,
-      ipcMs: 0,
-      elapsedMs: 0,
-    });
-    applyPlan(plan);
+    try {
+      throwIfAborted(signal);
+      const bloomFlat = this.handle.bloomRanges(request);
+      if (bloomFlat.length > 0) {
+        const ranges = [];
+        for (let i = 0; i + 1 < bloomFlat.length; i += 2) {
+          ranges.push({ start: bloomFlat[i] as number, end: bloomFlat[i + 1] as number });
+        }
+        const chunks = await this.context.io.read(this.source, ranges, signal, cost.filter);
+        for (const chunk of chunks) this.handle.pushBloom(chunk.start, chunk.data);
+        plan = JSON.parse(this.handle.planScan(request)) as ReadPlan;
+        Object.assign(stats, statsOf(plan));
+      }
+      const results = runPlan(plan, {
+        file: this.footer,
+        reader: this.source,
+        io: this.context.io,
+        executor: this.context.executor,
+        readAheadBytes: this.context.readAheadBytes,
+        ...(signal !== undefined ? { signal } : {}),
+        cost,
+        onTaskDone: (_task, result) => {
+          stats.tasksDone += 1;
+          stats.decodeMs += result.decodeMs;
+        },
+      });
+      for await (const result of results) {
+        sync();
+        yield result;
+      }
+    } catch (error) {
+      throw toSkimError(error);
+    } finally {
+      sync();
+    }
+  }
+
+  /** Reads rows: an async iterable of `RecordBatch`es in file order (see {@link Scan}). */
+  scan(options: ScanOptions = {}): Scan {
+    const fields = {
+      columns: options.columns,
+      offset: checkCount('offset', options.offset),
+      limit: checkCount('limit', options.limit),
+      batchSize: checkCount('batchSize', options.batchSize),
+      filter: this.filterAst(options.filter),
+    };
+    const planned = this.plan(fields);
+    let schema: Schema;
+    try {
+      schema = schemaFromIpc(this.handle.scanSchemaIpc(planned.request));
+    } catch (error) {
+      throw toSkimError(error);
+    }
+    const { stats } = planned;
     const produce = async function* (this: ParquetFile): AsyncGenerator<RecordBatch> {
-      const started = performance.now();
-      const cost = { filter: { requests: 0, bytes: 0, ms: 0 }, output: { requests: 0, bytes: 0, ms: 0 } };
-      const sync = () => {
-        stats.requests = cost.filter.requests + cost.output.requests;
-        stats.bytesFetchedFilter = cost.filter.bytes;
-        stats.bytesFetchedOutput = cost.output.bytes;
-        stats.bytesFetched = cost.filter.bytes + cost.output.bytes;
-        stats.fetchMs = cost.filter.ms + cost.output.ms;
-        stats.elapsedMs = performance.now() - started;
-      };
       // With a filter the plan cannot place offset/limit in row groups: apply them here, in order,
       // and stop (aborting what is in flight) once the limit is reached.
-      let skip = plan.offset;
-      let left = plan.limit ?? Number.POSITIVE_INFINITY;
-      try {
-        throwIfAborted(options.signal);
-        // Bloom filters (for = and IN) sit in the file body: fetch the ones planning can use,
-        // in one coalesced round trip, then plan again with them.
-        const bloomFlat = this.handle.bloomRanges(request);
-        if (bloomFlat.length > 0) {
-          const ranges = [];
-          for (let i = 0; i + 1 < bloomFlat.length; i += 2) {
-            ranges.push({ start: bloomFlat[i] as number, end: bloomFlat[i + 1] as number });
-          }
-          const chunks = await this.context.io.read(this.source, ranges, options.signal, cost.filter);
-          for (const chunk of chunks) this.handle.pushBloom(chunk.start, chunk.data);
-          applyPlan(JSON.parse(this.handle.planScan(request)) as ReadPlan);
-        }
-        const results = runPlan(plan, {
-          file: this.footer,
-          reader: this.source,
-          io: this.context.io,
-          executor: this.context.executor,
-          readAheadBytes: this.context.readAheadBytes,
-          ...(options.signal !== undefined ? { signal: options.signal } : {}),
-          cost,
-          onTaskDone: (_task, result) => {
-            stats.tasksDone += 1;
-            stats.decodeMs += result.decodeMs;
-          },
-        });
-        for await (const result of results) {
-          sync();
-          const ipcStarted = performance.now();
-          const batches = batchesFromIpc(result.ipc);
-          stats.ipcMs += performance.now() - ipcStarted;
-          options.onProgress?.({
-            tasksDone: stats.tasksDone,
-            tasksTotal: stats.tasksTotal,
-            rowsOut: stats.rowsOut,
-            bytesFetched: stats.bytesFetched,
-          });
-          for (const whole of batches) {
-            if (left <= 0) return;
-            const from = Math.min(skip, whole.numRows);
-            skip -= from;
-            const take = Math.min(whole.numRows - from, left);
-            if (take <= 0) continue;
-            left -= take;
-            const batch = from === 0 && take === whole.numRows ? whole : whole.slice(from, from + take);
-            stats.rowsOut += batch.numRows;
-            yield batch;
-          }
+      let skip = planned.plan.offset;
+      let left = planned.plan.limit ?? Number.POSITIVE_INFINITY;
+      for await (const result of this.execute(planned, options.signal)) {
+        const ipcStarted = performance.now();
+        const batches = batchesFromIpc(result.ipc);
+        stats.ipcMs += performance.now() - ipcStarted;
+        options.onProgress?.(progressOf(stats));
+        for (const whole of batches) {
           if (left <= 0) return;
+          const from = Math.min(skip, whole.numRows);
+          skip -= from;
+          const take = Math.min(whole.numRows - from, left);
+          if (take <= 0) continue;
+          left -= take;
+          const batch = from === 0 && take === whole.numRows ? whole : whole.slice(from, from + take);
+          stats.rowsOut += batch.numRows;
+          yield batch;
         }
-      } catch (error) {
-        throw toSkimError(error);
-      } finally {
-        sync();
+        if (left <= 0) return;
       }
     }.bind(this);
     return new Scan(schema, stats, produce);
   }
+
+  /**
+   * Computes aggregates over the (filtered) rows inside the read tasks — decode, filter and fold
+   * in one pass per batch in the worker; only partial results leave it:
+   *
+   * ```ts
+   * const { values: { revenue, rows } } = await file.aggregate({
+   *   filter: 'l_discount BETWEEN 0.05 AND 0.07',
+   *   aggregates: { revenue: sum(expr(col('l_extendedprice')).mul(col('l_discount'))), rows: count() },
+   * });
+   * ```
+   */
+  async aggregate<K extends string>(options: AggregateOptions<K>): Promise<AggregateResult<K>> {
+    const names = Object.keys(options.aggregates) as K[];
+    const specs = names.map((name) => options.aggregates[name]);
+    if (specs.length === 0) throw invalidArgument('aggregates', 'at least one aggregate', 'none');
+    const planned = this.plan({
+      filter: this.filterAst(options.filter),
+      batchSize: checkCount('batchSize', options.batchSize),
+      aggregates: specs,
+    });
+    let merged: Partial[] | undefined;
+    for await (const result of this.execute(planned, options.signal)) {
+      const partials = JSON.parse(result.partials ?? 'null') as Partial[] | null;
+      if (partials === null) throw new ParquetSkimError('INTERNAL', 'an aggregate task returned no partials');
+      merged = merged?.map((m, i) => mergePartials(specs[i]?.fn ?? 'count', m, partials[i] as Partial)) ?? partials;
+      planned.stats.rowsOut += result.rows;
+      options.onProgress?.(progressOf(planned.stats));
+    }
+    const values = {} as Record<K, AggregateValue>;
+    names.forEach((name, i) => {
+      const spec = specs[i] as AggregateAst;
+      const partial = merged?.[i];
+      values[name] = partial === undefined ? (spec.fn === 'count' ? 0 : null) : finish(spec.fn, partial);
+    });
+    return { values, stats: { ...planned.stats } };
+  }
+}
+
+/** A plan with its request and live statistics. */
+interface Planned {
+  request: string;
+  plan: ReadPlan;
+  stats: ScanStats;
+}
+
+/** Options of {@link ParquetFile.aggregate}. */
+export interface AggregateOptions<K extends string> {
+  /** Named aggregates: `{ revenue: sum(...), rows: count() }`. */
+  aggregates: Record<K, AggregateAst>;
+  /** Keep only rows where this holds (as in {@link ScanOptions.filter}). */
+  filter?: string | FilterExpr | FilterAst;
+  batchSize?: number;
+  signal?: AbortSignal;
+  onProgress?: (progress: ScanProgress) => void;
+}
+
+/** What {@link ParquetFile.aggregate} returns: the named values and the scan's statistics. */
+export interface AggregateResult<K extends string> {
+  values: Record<K, AggregateValue>;
+  stats: ScanStats;
+}
+
+function statsOf(plan: ReadPlan): ScanStats {
+  const byteSum = (ranges: Array<{ start: number; end: number }>) =>
+    ranges.reduce((sum, r) => sum + r.end - r.start, 0);
+  return {
+    tasksTotal: plan.tasks.length,
+    tasksDone: 0,
+    rowGroupsTotal: plan.stats.rowGroupsTotal,
+    rowGroupsPrunedByStats: plan.stats.rowGroupsPrunedByStats,
+    rowGroupsPrunedByBloom: plan.stats.rowGroupsPrunedByBloom,
+    rowGroupsPrunedByPageIndex: plan.stats.rowGroupsPrunedByPageIndex,
+    rowGroupsRead: new Set(plan.tasks.map((t) => t.spec.rowGroupIdx)).size,
+    pagesTotal: plan.stats.pagesTotal,
+    pagesPruned: plan.stats.pagesPruned,
+    rowsTotal: plan.stats.rowsTotal,
+    rowsScanned: plan.stats.rowsScanned,
+    rowsOut: 0,
+    bytesPlanned: plan.tasks.reduce((sum, t) => sum + byteSum(t.filterRanges) + byteSum(t.outputRanges), 0),
+    bytesFetched: 0,
+    bytesFetchedFilter: 0,
+    bytesFetchedOutput: 0,
+    requests: 0,
+    fetchMs: 0,
+    decodeMs: 0,
+    ipcMs: 0,
+    elapsedMs: 0,
+  };
+}
+
+function progressOf(stats: ScanStats): ScanProgress {
+  return {
+    tasksDone: stats.tasksDone,
+    tasksTotal: stats.tasksTotal,
+    rowsOut: stats.rowsOut,
+    bytesFetched: stats.bytesFetched,
+  };
 }
 
 function checkCount(name: string, value: number | undefined): number | undefined {

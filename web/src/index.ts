@@ -3,8 +3,27 @@
  *
  * This module only re-exports the public API.
  */
+
+export {
+  type AggregateAst,
+  type AggregateValue,
+  count,
+  expr,
+  max,
+  min,
+  type Operand,
+  sum,
+  type ValueAst,
+  ValueExpr,
+} from './aggregate.js';
 export { type ErrorCode, ParquetSkimError } from './errors.js';
-export { ParquetFile, type ScanOptions, type ScanProgress } from './file.js';
+export {
+  type AggregateOptions,
+  type AggregateResult,
+  ParquetFile,
+  type ScanOptions,
+  type ScanProgress,
+} from './file.js';
 export { and, Column, col, type FilterAst, FilterExpr, type FilterValue, not, or } from './filter.js';
 export type {
   ColumnChunkMetadata,

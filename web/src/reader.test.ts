@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRangeServer } from '../../tests/server/range-server.mjs';
+import { count, expr, max, min, sum } from './aggregate.js';
 import { ParquetSkimError } from './errors.js';
 import { col } from './filter.js';
 import { createReader, type Reader } from './reader.js';
@@ -132,6 +133,35 @@ describe('reading in Node (inline execution)', () => {
     const present = file.scan({ filter: "String IN ('today', 'brown cat')" });
     expect((await present.toTable()).getChild('String')?.toArray()).toEqual(['today']);
     expect(present.stats.rowGroupsPrunedByBloom).toBe(0);
+  });
+
+  it('computes aggregates inside the tasks, exactly', async () => {
+    const file = await reader.open(new Uint8Array(await readFile(tinyPages)));
+    const table = await file
+      .scan({ columns: ['id', 'int_col', 'double_col', 'string_col'], filter: 'id < 1000' })
+      .toTable();
+    const ids = Array.from(table.getChild('id')?.toArray() ?? [], Number);
+    const ints = Array.from(table.getChild('int_col')?.toArray() ?? [], Number);
+    const { values, stats } = await file.aggregate({
+      filter: 'id < 1000',
+      aggregates: {
+        rows: count(),
+        idSum: sum(col('id')),
+        scaled: sum(expr(col('int_col')).mul(3).add(col('id'))),
+        smallest: min(col('string_col')),
+        largest: max(col('double_col')),
+      },
+    });
+    expect(values.rows).toBe(ids.length);
+    expect(values.idSum).toBe(BigInt(ids.reduce((a, b) => a + b, 0)));
+    expect(values.scaled).toBe(BigInt(ints.reduce((a, b, i) => a + b * 3 + (ids[i] ?? 0), 0)));
+    expect(values.smallest).toBe('0');
+    expect(typeof values.largest).toBe('number');
+    expect(stats.rowsOut).toBe(ids.length);
+    expect(stats.tasksDone).toBe(stats.tasksTotal);
+    await expect(file.aggregate({ aggregates: { bad: sum(col('string_col')) } })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    });
   });
 
   it('reports progress as tasks finish', async () => {

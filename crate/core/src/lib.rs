@@ -9,12 +9,14 @@
 //! - [`plan`]: scan request → [`ReadPlan`] of read tasks with their byte ranges
 //! - [`task`]: task + bytes → Arrow IPC (arrow-rs `ParquetPushDecoder`)
 //! - [`bytes_cache`]: pushed bytes → the exact ranges the decoder asks for
+//! - [`aggregate`]: count/sum/min/max folded inside a task (fusion)
 //! - [`ipc`]: record batches → Arrow IPC stream bytes
 //! - [`error`]: [`SkimError`], every failure with a stable code
 //!
 //! I/O lives outside this crate (in `parquet-skim-wasm` and the JS scheduler): every function
 //! here answers "which bytes" or consumes bytes it is given.
 
+pub mod aggregate;
 pub mod bytes_cache;
 pub mod error;
 pub mod filter;

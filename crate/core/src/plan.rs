@@ -26,6 +26,7 @@ use parquet::arrow::push_decoder::{
 };
 use serde::{Deserialize, Serialize};
 
+use crate::aggregate::AggregateSpec;
 use crate::bytes_cache::ByteCache;
 use crate::error::{Result, SkimError};
 use crate::filter::bloom::{bloom_ranges, excluded_by_bloom};
@@ -61,6 +62,9 @@ pub struct ScanRequest {
     /// Split row groups into tasks of about this many rows, at page boundaries, so that a file
     /// with few, large row groups still keeps every worker busy. Default: one task per row group.
     pub target_task_rows: Option<u64>,
+    /// Fold the (filtered) rows into these aggregates inside each task instead of returning
+    /// them; `columns` are then the aggregated columns.
+    pub aggregates: Option<Vec<AggregateSpec>>,
 }
 
 /// One unit of work for a worker.
@@ -81,6 +85,7 @@ pub struct TaskSpec {
     pub filter: Option<Expr>,
     pub batch_size: usize,
     pub max_chunk_bytes: u64,
+    pub aggregates: Option<Vec<AggregateSpec>>,
 }
 
 /// A half-open byte range `[start, end)`, as it crosses into JS.
@@ -173,6 +178,14 @@ pub fn plan_scan_with_blooms(
     blooms: &ByteCache,
 ) -> Result<ReadPlan> {
     let batch_size = checked_batch_size(request.batch_size)?;
+    let aggregate_request;
+    let request = match &request.aggregates {
+        None => request,
+        Some(aggregates) => {
+            aggregate_request = aggregate_columns(file, request, aggregates)?;
+            &aggregate_request
+        }
+    };
     // Resolve projection and filter once up front so a bad column fails the scan, not each task.
     Projection::try_new(file, request.columns.as_deref())?;
     let filter = request
@@ -197,6 +210,7 @@ pub fn plan_scan_with_blooms(
         filter: request.filter.clone(),
         batch_size,
         max_chunk_bytes: request.max_chunk_bytes.unwrap_or(DEFAULT_MAX_CHUNK_BYTES),
+        aggregates: request.aggregates.clone(),
     };
     let specs = match &filter {
         None => unfiltered_specs(file, request, &template),
@@ -243,6 +257,52 @@ pub fn plan_scan_with_blooms(
             None
         },
         stats,
+    })
+}
+
+/// An aggregate scan reads exactly the aggregated columns (or, to count rows, the cheapest
+/// column); offset and limit do not apply to it.
+fn aggregate_columns(
+    file: &ParquetFile,
+    request: &ScanRequest,
+    aggregates: &[AggregateSpec],
+) -> Result<ScanRequest> {
+    if request.offset.is_some() || request.limit.is_some() {
+        return Err(SkimError::invalid_argument(
+            "aggregates",
+            "offset and limit do not apply to an aggregate; filter instead",
+        ));
+    }
+    if aggregates.is_empty() {
+        return Err(SkimError::invalid_argument(
+            "aggregates",
+            "expected at least one aggregate",
+        ));
+    }
+    let mut columns = Vec::new();
+    for spec in aggregates {
+        if let Some(expr) = &spec.expr {
+            expr.columns(&mut columns);
+        }
+    }
+    if columns.is_empty() {
+        // count(*): any column will do; take the leaf with the smallest chunks.
+        let schema = file.metadata().file_metadata().schema_descr();
+        let cheapest = (0..schema.num_columns())
+            .filter(|&leaf| schema.column(leaf).max_rep_level() == 0)
+            .min_by_key(|&leaf| {
+                file.metadata()
+                    .row_groups()
+                    .iter()
+                    .map(|rg| rg.column(leaf).compressed_size())
+                    .sum::<i64>()
+            })
+            .unwrap_or(0);
+        columns.push(schema.column(cheapest).path().string());
+    }
+    Ok(ScanRequest {
+        columns: Some(columns),
+        ..request.clone()
     })
 }
 

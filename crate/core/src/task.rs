@@ -20,6 +20,7 @@ use bytes::Bytes;
 use parquet::arrow::push_decoder::ParquetPushDecoder;
 use parquet::DecodeResult;
 
+use crate::aggregate::{Aggregator, Partial};
 use crate::bytes_cache::ByteCache;
 use crate::error::{Result, SkimError};
 use crate::ipc::IpcStream;
@@ -39,10 +40,13 @@ pub enum TaskRun {
 /// The result of a task.
 #[derive(Debug)]
 pub struct TaskOutput {
-    /// One Arrow IPC stream with the task's batches.
+    /// One Arrow IPC stream with the task's batches (just the schema when aggregating).
     pub ipc: Vec<u8>,
+    /// Rows that passed the filter (decoded into the output, or folded into the aggregates).
     pub rows: u64,
     pub batches: u64,
+    /// With aggregates: the partial results, in spec order.
+    pub partials: Option<Vec<Partial>>,
 }
 
 /// Decodes one task from pushed bytes.
@@ -58,6 +62,9 @@ pub struct TaskDecoder {
     projection: Projection,
     /// `None` once the task is done.
     stream: Option<IpcStream>,
+    /// With aggregates: folds batches instead of writing them.
+    aggregator: Option<Aggregator>,
+    folded_rows: u64,
     batches: u64,
 }
 
@@ -74,6 +81,18 @@ impl TaskDecoder {
             decoder: build_decoder(file, spec)?,
             projection,
             stream: Some(stream),
+            aggregator: spec
+                .aggregates
+                .as_deref()
+                .map(|specs| {
+                    Aggregator::try_new(
+                        specs,
+                        file.arrow_schema(),
+                        file.metadata().file_metadata().schema_descr(),
+                    )
+                })
+                .transpose()?,
+            folded_rows: 0,
             batches: 0,
         })
     }
@@ -114,15 +133,22 @@ impl TaskDecoder {
                         .map_err(|e| SkimError::from_parquet("receiving task data", e))?;
                 }
                 DecodeResult::Data(batch) => {
-                    stream.write(&self.projection.apply(batch)?)?;
                     self.batches += 1;
+                    match &mut self.aggregator {
+                        // Fused: fold the filtered batch now; it never leaves the task.
+                        Some(aggregator) => {
+                            self.folded_rows += batch.num_rows() as u64;
+                            aggregator.fold(&batch)?;
+                        }
+                        None => stream.write(&self.projection.apply(batch)?)?,
+                    }
                 }
                 DecodeResult::Finished => {
                     let stream = self
                         .stream
                         .take()
                         .ok_or_else(|| SkimError::internal("a finished task was run again"))?;
-                    let rows = stream.rows();
+                    let rows = stream.rows() + self.folded_rows;
                     if let Some(expected) = self.expected_rows.filter(|e| *e != rows) {
                         return Err(SkimError::Unsupported {
                             detail: format!(
@@ -137,6 +163,7 @@ impl TaskDecoder {
                         ipc: stream.finish()?,
                         rows,
                         batches: self.batches,
+                        partials: self.aggregator.as_ref().map(Aggregator::partials),
                     }));
                 }
             }

@@ -272,3 +272,66 @@ fn large_row_groups_split_into_tasks_at_page_boundaries() {
     let (batches, _) = common::scan_with_io(&parquet, &file, &filtered, true);
     assert_eq!(ids(&batches, "id"), (5_250..7_100).collect::<Vec<_>>());
 }
+
+#[test]
+fn aggregates_fold_inside_tasks_and_partials_add_up() {
+    use parquet_skim_core::{aggregate::AggregateSpec, TaskDecoder, TaskRun};
+
+    let file = sample_file();
+    let (parquet, _) = open(&file, 512 * 1024);
+    let aggregates: Vec<AggregateSpec> = serde_json::from_str(
+        r#"[{"fn":"sum","expr":{"column":"id"}}, {"fn":"count"},
+            {"fn":"max","expr":{"op":"mul","left":{"column":"s.a"},"right":{"value":3}}},
+            {"fn":"min","expr":{"column":"name"}}]"#,
+    )
+    .expect("json");
+    let request = ScanRequest {
+        filter: Some(parquet_skim_core::parse_sql("id >= 3990 AND id < 4010").expect("parse")),
+        aggregates: Some(aggregates),
+        ..Default::default()
+    };
+    let plan = plan_scan(&parquet, &request).expect("plan");
+    assert_eq!(plan.tasks.len(), 2, "row groups 0 and 1");
+    let (mut sum, mut count, mut max, mut min) = (0i128, 0u64, i128::MIN, None::<String>);
+    for task in &plan.tasks {
+        let mut decoder = TaskDecoder::try_new(&parquet, &task.spec).expect("task");
+        for r in task.filter_ranges.iter().chain(&task.output_ranges) {
+            decoder
+                .push(r.start..r.end, slice(&file, &(r.start..r.end)))
+                .expect("push");
+        }
+        let TaskRun::Done(output) = decoder.run().expect("run") else {
+            panic!("needs more")
+        };
+        let partials = output.partials.expect("partials");
+        sum += partials[0]
+            .value
+            .as_deref()
+            .map_or(0, |v| v.parse::<i128>().expect("int"));
+        count += partials[1].count;
+        max = max.max(
+            partials[2]
+                .value
+                .as_deref()
+                .map_or(i128::MIN, |v| v.parse().expect("int")),
+        );
+        let m = partials[3].value.clone();
+        min = match (min, m) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+    assert_eq!(sum, (3990..4010).sum::<i128>());
+    assert_eq!(count, 20);
+    assert_eq!(max, 4009 * 2 * 3);
+    assert_eq!(min.as_deref(), Some("name-3990"));
+    let error = plan_scan(
+        &parquet,
+        &ScanRequest {
+            limit: Some(5),
+            ..request
+        },
+    )
+    .expect_err("limit with aggregates");
+    assert_eq!(error.code(), "INVALID_ARGUMENT");
+}

@@ -290,7 +290,7 @@ impl JsTask {
     }
 
     /// Decodes as far as the pushed bytes allow. Returns `{needs: [start, end, ...]}` or
-    /// `{ipc: Uint8Array, rows, batches}`.
+    /// `{ipc: Uint8Array, rows, batches, partials?}` (`partials`: JSON, for aggregate tasks).
     pub fn run(&mut self) -> Result<Object, JsValue> {
         let out = Object::new();
         match js_result(self.decoder.run())? {
@@ -306,6 +306,11 @@ impl JsTask {
                 Reflect::set(&out, &"ipc".into(), &Uint8Array::from(&output.ipc[..]))?;
                 Reflect::set(&out, &"rows".into(), &(output.rows as f64).into())?;
                 Reflect::set(&out, &"batches".into(), &(output.batches as f64).into())?;
+                if let Some(partials) = &output.partials {
+                    let json = serde_json::to_string(partials)
+                        .map_err(|e| to_js(&SkimError::internal(e.to_string())))?;
+                    Reflect::set(&out, &"partials".into(), &json.into())?;
+                }
             }
         }
         Ok(out)

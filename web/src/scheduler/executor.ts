@@ -31,6 +31,8 @@ export interface TaskResult {
   rows: number;
   batches: number;
   decodeMs: number;
+  /** Aggregate tasks: partial results (JSON). */
+  partials?: string;
 }
 
 /** Runs tasks. */

@@ -47,7 +47,8 @@ export class InlineExecutor implements Executor {
     for (;;) {
       const answer = check(response);
       if (answer?.kind === 'done') {
-        return { ipc: answer.ipc, rows: answer.rows, batches: answer.batches, decodeMs: answer.decodeMs };
+        const { ipc, rows, batches, decodeMs, partials } = answer;
+        return { ipc, rows, batches, decodeMs, ...(partials !== undefined ? { partials } : {}) };
       }
       if (answer?.kind !== 'needs') throw new ParquetSkimError('INTERNAL', `unexpected host answer ${answer?.kind}`);
       const chunks = await job.fetchMore(answer.ranges);

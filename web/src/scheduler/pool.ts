@@ -172,7 +172,13 @@ export class WorkerPool implements Executor {
         if (job === null || message.taskId !== job.taskId) return;
         slot.job = null;
         this.settle(job, {
-          result: { ipc: message.ipc, rows: message.rows, batches: message.batches, decodeMs: message.decodeMs },
+          result: {
+            ipc: message.ipc,
+            rows: message.rows,
+            batches: message.batches,
+            decodeMs: message.decodeMs,
+            ...(message.partials !== undefined ? { partials: message.partials } : {}),
+          },
         });
         this.pump();
         return;

@@ -25,7 +25,16 @@ export type HostRequest =
 export type HostResponse =
   | { kind: 'ready' }
   | { kind: 'needs'; taskId: number; ranges: number[] }
-  | { kind: 'done'; taskId: number; ipc: Uint8Array; rows: number; batches: number; decodeMs: number }
+  | {
+      kind: 'done';
+      taskId: number;
+      ipc: Uint8Array;
+      rows: number;
+      batches: number;
+      decodeMs: number;
+      /** Aggregate tasks: the partial results as JSON. */
+      partials?: string;
+    }
   | { kind: 'failed'; taskId: number | null; error: SerializedError };
 
 /** The `ArrayBuffer`s of `chunks`, for the transfer list of `postMessage`. */

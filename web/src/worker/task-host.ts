@@ -59,7 +59,13 @@ export class TaskHost {
   private push(taskId: number, task: Task, chunks: Chunk[]): HostResponse {
     const started = performance.now();
     for (const chunk of chunks) task.push(chunk.start, chunk.data);
-    const result = task.run() as { needs?: number[]; ipc?: Uint8Array; rows?: number; batches?: number };
+    const result = task.run() as {
+      needs?: number[];
+      ipc?: Uint8Array;
+      rows?: number;
+      batches?: number;
+      partials?: string;
+    };
     if (result.needs !== undefined) return { kind: 'needs', taskId, ranges: result.needs };
     this.finish(taskId);
     if (result.ipc === undefined) throw new Error('task finished without output');
@@ -70,6 +76,7 @@ export class TaskHost {
       rows: result.rows ?? 0,
       batches: result.batches ?? 0,
       decodeMs: performance.now() - started,
+      ...(result.partials !== undefined ? { partials: result.partials } : {}),
     };
   }
 

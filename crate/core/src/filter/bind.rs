@@ -198,7 +198,11 @@ fn string_match(column: ColumnRef, kind: StrMatch, text: &str) -> Result<Predica
 }
 
 /// Resolves a dotted path through struct fields to a primitive leaf.
-fn resolve(name: &str, schema: &Schema, parquet: &SchemaDescriptor) -> Result<ColumnRef> {
+pub(crate) fn resolve(
+    name: &str,
+    schema: &Schema,
+    parquet: &SchemaDescriptor,
+) -> Result<ColumnRef> {
     let unknown = || SkimError::UnknownColumn {
         name: name.to_owned(),
         suggestions: suggest(parquet, name),

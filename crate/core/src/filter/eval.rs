@@ -93,7 +93,7 @@ pub fn compare(array: &dyn Array, op: CmpOp, value: &ArrayRef) -> Result<Boolean
 
 /// The values of `column` in `batch`: nested fields with their parents' nulls applied,
 /// dictionaries unpacked.
-fn values(batch: &RecordBatch, column: &ColumnRef) -> Result<ArrayRef, ArrowError> {
+pub(crate) fn values(batch: &RecordBatch, column: &ColumnRef) -> Result<ArrayRef, ArrowError> {
     let missing = || {
         ArrowError::InvalidArgumentError(format!("column '{}' is not in the batch", column.name))
     };
