@@ -138,17 +138,25 @@ const browser = await chromium.launch({
   ],
 });
 const results = [];
+// BENCH_ONLY=cpuScan (comma-separated case names) runs a subset.
+const only = process.env.BENCH_ONLY?.split(',');
+const wanted = (name) => only === undefined || only.includes(name);
 try {
-  results.push(await measure(browser, server, 'fusedQ6', { filter: Q6, workers: 2 }));
-  results.push(await measure(browser, server, 'unfusedQ6', { workers: 2 }));
-  if (results[0].answer !== results[1].answer) {
-    throw new Error(`fused and unfused Q6 disagree: ${results[0].answer} vs ${results[1].answer}`);
+  if (wanted('fusedQ6')) results.push(await measure(browser, server, 'fusedQ6', { filter: Q6, workers: 2 }));
+  if (wanted('unfusedQ6')) results.push(await measure(browser, server, 'unfusedQ6', { workers: 2 }));
+  const [fused, unfused] = [results.find((r) => r.name === 'fusedQ6'), results.find((r) => r.name === 'unfusedQ6')];
+  if (fused && unfused && fused.answer !== unfused.answer) {
+    throw new Error(`fused and unfused Q6 disagree: ${fused.answer} vs ${unfused.answer}`);
   }
-  results.push(await measure(browser, server, 'cpuScan', { workers: 1 }));
-  results.push(await measure(browser, server, 'cpuScan', { workers: 2 }));
-  results.push(await measure(browser, server, 'ioScan', { workers: 2, ioConcurrency: 4, base: server.url }));
-  for (const ioConcurrency of [1, 4, 8]) {
-    results.push(await measure(browser, server, 'ioScan', { workers: 2, ioConcurrency, base: slow.url }));
+  if (wanted('cpuScan')) {
+    results.push(await measure(browser, server, 'cpuScan', { workers: 1 }));
+    results.push(await measure(browser, server, 'cpuScan', { workers: 2 }));
+  }
+  if (wanted('ioScan')) {
+    results.push(await measure(browser, server, 'ioScan', { workers: 2, ioConcurrency: 4, base: server.url }));
+    for (const ioConcurrency of [1, 4, 8]) {
+      results.push(await measure(browser, server, 'ioScan', { workers: 2, ioConcurrency, base: slow.url }));
+    }
   }
 } finally {
   await browser.close();
@@ -172,7 +180,7 @@ const ratios = {
 const date = new Date().toISOString().slice(0, 10);
 await mkdir(path.join(repo, 'bench/results'), { recursive: true });
 const out = path.join(repo, `bench/results/${date}-ablations.json`);
-await writeFile(out, `${JSON.stringify({ date, runs: RUNS, results, ratios }, null, 2)}\n`);
+if (only === undefined) await writeFile(out, `${JSON.stringify({ date, runs: RUNS, results, ratios }, null, 2)}\n`);
 console.log(`\n| case | median ms | runs (ms) | answer |\n|---|---:|---|---|`);
 for (const r of results) {
   console.log(
