@@ -1,0 +1,42 @@
+/**
+ * A worker that traps is replaced, its task retried once, and then the scan fails with a typed
+ * error while the pool stays whole. The trap is real: bytes that make arrow-rs's RLE decoder hit
+ * an `assert!` (found by crate/core/tests/mutation_fuzz.rs), which in WebAssembly is `unreachable`.
+ */
+import { expect, test } from './fixtures.ts';
+
+test('a trapping worker is replaced and retried once, then the scan fails with WORKER_CRASHED', async ({ harness }) => {
+  const result = await harness.evaluate(async () => {
+    const { skim, describeError } = window.harness;
+    const reader = await skim.createReader({ workers: 2 });
+    const pool = reader.executor as unknown as { workersStarted: number };
+    const bytes = new Uint8Array(await (await fetch('/data/alltypes_tiny_pages.parquet')).arrayBuffer());
+    for (const [at, value] of [
+      [96030, 241],
+      [310618, 134],
+      [35261, 39],
+    ]) {
+      bytes[at as number] = value as number;
+    }
+    const file = await reader.open(bytes);
+    const startedBefore = pool.workersStarted;
+    let error: ReturnType<typeof describeError> | null = null;
+    try {
+      await file.scan().toTable();
+    } catch (e) {
+      error = describeError(e);
+    }
+    const startedAfter = pool.workersStarted;
+    // The pool is whole and the next scan (of an intact file) works.
+    const good = await reader.open('/data/alltypes_tiny_pages.parquet');
+    const rows = (await good.scan({ columns: ['id'] }).toTable()).numRows;
+    const out = { error, replaced: startedAfter - startedBefore, workers: reader.workerCount, rows };
+    reader.dispose();
+    return out;
+  });
+  console.log(`\ntrapping task: ${result.error?.code}: ${result.error?.message}; workers replaced: ${result.replaced}`);
+  expect(result.error).toMatchObject({ name: 'ParquetSkimError', code: 'WORKER_CRASHED', isSkimError: true });
+  expect(result.replaced).toBe(2);
+  expect(result.workers).toBe(2);
+  expect(result.rows).toBe(7300);
+});
