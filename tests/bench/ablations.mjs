@@ -31,11 +31,12 @@ const mounts = {
 
 /** The page-side cases; each returns `{ ms, answer }`. */
 const CASES = {
-  fusedQ6: async ({ filter, workers }) => {
+  fusedQ6: async ({ filter, workers, inMemory }) => {
     const { skim } = window.harness;
     const { col, expr, sum } = skim;
     const reader = await skim.createReader({ workers });
-    const file = await reader.open('/sample/lineitem-sf1.parquet');
+    const url = '/sample/lineitem-sf1.parquet';
+    const file = await reader.open(inMemory ? new Uint8Array(await (await fetch(url)).arrayBuffer()) : url);
     const started = performance.now();
     const { values } = await file.aggregate({
       filter,
@@ -45,10 +46,11 @@ const CASES = {
     reader.dispose();
     return { ms, answer: values.revenue };
   },
-  unfusedQ6: async ({ workers }) => {
+  unfusedQ6: async ({ workers, inMemory }) => {
     const { skim } = window.harness;
     const reader = await skim.createReader({ workers });
-    const file = await reader.open('/sample/lineitem-sf1.parquet');
+    const url = '/sample/lineitem-sf1.parquet';
+    const file = await reader.open(inMemory ? new Uint8Array(await (await fetch(url)).arrayBuffer()) : url);
     const started = performance.now();
     const lo = Date.UTC(1994, 0, 1) / 86_400_000;
     const hi = Date.UTC(1995, 0, 1) / 86_400_000;
@@ -76,10 +78,11 @@ const CASES = {
     const digits = String(total);
     return { ms, answer: `${digits.slice(0, -4)}.${digits.slice(-4)}` };
   },
-  cpuScan: async ({ workers }) => {
+  cpuScan: async ({ workers, inMemory }) => {
     const { skim } = window.harness;
     const reader = await skim.createReader({ workers });
-    const file = await reader.open('/sample/lineitem-sf1.parquet');
+    const url = '/sample/lineitem-sf1.parquet';
+    const file = await reader.open(inMemory ? new Uint8Array(await (await fetch(url)).arrayBuffer()) : url);
     const started = performance.now();
     let rows = 0;
     for await (const batch of file.scan({ columns: ['l_comment', 'l_extendedprice'] })) rows += batch.numRows;
@@ -142,15 +145,20 @@ const results = [];
 const only = process.env.BENCH_ONLY?.split(',');
 const wanted = (name) => only === undefined || only.includes(name);
 try {
-  if (wanted('fusedQ6')) results.push(await measure(browser, server, 'fusedQ6', { filter: Q6, workers: 2 }));
-  if (wanted('unfusedQ6')) results.push(await measure(browser, server, 'unfusedQ6', { workers: 2 }));
+  for (const inMemory of [false, true]) {
+    if (wanted('fusedQ6'))
+      results.push(await measure(browser, server, 'fusedQ6', { filter: Q6, workers: 2, inMemory }));
+    if (wanted('unfusedQ6')) results.push(await measure(browser, server, 'unfusedQ6', { workers: 2, inMemory }));
+  }
   const [fused, unfused] = [results.find((r) => r.name === 'fusedQ6'), results.find((r) => r.name === 'unfusedQ6')];
   if (fused && unfused && fused.answer !== unfused.answer) {
     throw new Error(`fused and unfused Q6 disagree: ${fused.answer} vs ${unfused.answer}`);
   }
   if (wanted('cpuScan')) {
-    results.push(await measure(browser, server, 'cpuScan', { workers: 1 }));
-    results.push(await measure(browser, server, 'cpuScan', { workers: 2 }));
+    for (const inMemory of [false, true]) {
+      results.push(await measure(browser, server, 'cpuScan', { workers: 1, inMemory }));
+      results.push(await measure(browser, server, 'cpuScan', { workers: 2, inMemory }));
+    }
   }
   if (wanted('ioScan')) {
     results.push(await measure(browser, server, 'ioScan', { workers: 2, ioConcurrency: 4, base: server.url }));
@@ -164,16 +172,19 @@ try {
   await slow.close();
 }
 
+const source = (r) => (r.args.inMemory ? 'in memory' : 'over HTTP');
 const label = (r) =>
   r.name === 'ioScan'
     ? `ioScan, I/O concurrency ${r.args.ioConcurrency}, ${r.args.base === slow.url ? '20 ms latency' : 'no latency'}`
     : r.name === 'cpuScan'
-      ? `cpuScan, ${r.args.workers} worker(s)`
-      : `${r.name}, ${r.args.workers} workers`;
+      ? `cpuScan, ${r.args.workers} worker(s), ${source(r)}`
+      : `${r.name}, ${r.args.workers} workers, ${source(r)}`;
 const byLabel = Object.fromEntries(results.map((r) => [label(r), r.medianMs]));
 const ratios = {
-  fusedSpeedup: byLabel['unfusedQ6, 2 workers'] / byLabel['fusedQ6, 2 workers'],
-  twoWorkerSpeedup: byLabel['cpuScan, 1 worker(s)'] / byLabel['cpuScan, 2 worker(s)'],
+  fusedSpeedup: byLabel['unfusedQ6, 2 workers, over HTTP'] / byLabel['fusedQ6, 2 workers, over HTTP'],
+  fusedSpeedupInMemory: byLabel['unfusedQ6, 2 workers, in memory'] / byLabel['fusedQ6, 2 workers, in memory'],
+  twoWorkerSpeedup: byLabel['cpuScan, 1 worker(s), over HTTP'] / byLabel['cpuScan, 2 worker(s), over HTTP'],
+  twoWorkerSpeedupInMemory: byLabel['cpuScan, 1 worker(s), in memory'] / byLabel['cpuScan, 2 worker(s), in memory'],
   latencyOverheadAt8:
     byLabel['ioScan, I/O concurrency 8, 20 ms latency'] / byLabel['ioScan, I/O concurrency 4, no latency'],
 };
@@ -187,8 +198,10 @@ for (const r of results) {
     `| ${label(r)} | ${r.medianMs.toFixed(0)} | ${r.runsMs.map((t) => t.toFixed(0)).join(', ')} | ${r.answer} |`,
   );
 }
+const x = (v) => (Number.isFinite(v) ? `${v.toFixed(2)}×` : 'n/a');
 console.log(
-  `\nfused / unfused Q6: ${ratios.fusedSpeedup.toFixed(2)}×; 2 workers / 1 worker: ${ratios.twoWorkerSpeedup.toFixed(2)}×; ` +
-    `20 ms latency at I/O concurrency 8 / no latency: ${ratios.latencyOverheadAt8.toFixed(2)}×`,
+  `\nunfused / fused Q6: ${x(ratios.fusedSpeedup)} over HTTP, ${x(ratios.fusedSpeedupInMemory)} in memory; ` +
+    `1 worker / 2 workers: ${x(ratios.twoWorkerSpeedup)} over HTTP, ${x(ratios.twoWorkerSpeedupInMemory)} in memory; ` +
+    `20 ms latency at I/O concurrency 8 / no latency: ${x(ratios.latencyOverheadAt8)}`,
 );
 console.log(`wrote ${path.relative(repo, out)}`);
