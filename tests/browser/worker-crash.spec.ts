@@ -40,3 +40,29 @@ test('a trapping worker is replaced and retried once, then the scan fails with W
   expect(result.workers).toBe(2);
   expect(result.rows).toBe(7300);
 });
+
+test('workers that cannot start make scans fail with WORKER_CRASHED instead of respawning forever', async ({
+  harness,
+  server,
+}) => {
+  server.resetLog();
+  const result = await harness.evaluate(async () => {
+    const { skim, describeError } = window.harness;
+    const reader = await skim.createReader({ workers: 2, workerUrl: '/no-such-worker.js' });
+    const file = await reader.open('/data/alltypes_tiny_pages.parquet');
+    let error: ReturnType<typeof describeError> | null = null;
+    try {
+      await file.scan().toTable();
+    } catch (e) {
+      error = describeError(e);
+    }
+    reader.dispose();
+    return error;
+  });
+  expect(result).toMatchObject({ code: 'WORKER_CRASHED', isSkimError: true });
+  expect(result?.message).toContain('failed to start');
+  // A handful of attempts to load the script, not an endless loop.
+  const attempts = server.log.filter((e) => e.path.startsWith('/no-such-worker.js')).length;
+  expect(attempts).toBeGreaterThan(0);
+  expect(attempts).toBeLessThanOrEqual(4);
+});

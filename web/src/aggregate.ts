@@ -94,11 +94,11 @@ export type AggregateValue = number | bigint | string | null;
 
 /** Combines two partials of the same aggregate. */
 export function mergePartials(fn: AggregateAst['fn'], a: Partial, b: Partial): Partial {
-  const merged: Partial = { ...a, count: a.count + b.count, dataType: a.dataType || b.dataType };
-  if (a.value === null || b.value === null) {
-    merged.value = a.value ?? b.value;
-    return merged;
-  }
+  // A partial with no value (a task whose rows were all filtered out) knows nothing about the
+  // type: take kind, scale and type from the other one.
+  if (a.value === null) return { ...b, count: a.count + b.count };
+  if (b.value === null) return { ...a, count: a.count + b.count };
+  const merged: Partial = { ...a, count: a.count + b.count };
   if (fn === 'count') return merged;
   const pick = (first: boolean) => (first ? a.value : b.value);
   if (a.kind === 'int') {

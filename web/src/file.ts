@@ -156,8 +156,12 @@ export class ParquetFile {
       stats.fetchMs = cost.filter.ms + cost.output.ms;
       stats.elapsedMs = performance.now() - started;
     };
+    const assertOpen = () => {
+      if (this.closed) throw new ParquetSkimError('DISPOSED', 'the file was closed during the scan');
+    };
     try {
       throwIfAborted(signal);
+      assertOpen();
       const bloomFlat = this.handle.bloomRanges(request);
       if (bloomFlat.length > 0) {
         const ranges = [];
@@ -165,6 +169,7 @@ export class ParquetFile {
           ranges.push({ start: bloomFlat[i] as number, end: bloomFlat[i + 1] as number });
         }
         const chunks = await this.context.io.read(this.source, ranges, signal, cost.filter);
+        assertOpen();
         for (const chunk of chunks) this.handle.pushBloom(chunk.start, chunk.data);
         plan = JSON.parse(this.handle.planScan(request)) as ReadPlan;
         Object.assign(stats, statsOf(plan));
@@ -187,6 +192,8 @@ export class ParquetFile {
         yield result;
       }
     } catch (error) {
+      // Cancellation rejects with the signal's own reason, whatever it is (TimeoutError, …).
+      if (signal?.aborted && error === signal.reason) throw error;
       throw toSkimError(error);
     } finally {
       sync();

@@ -32,3 +32,22 @@ describe('filter builder', () => {
     expect(JSON.stringify(ast)).toContain('{"op":"like","column":"s","pattern":"a%"}');
   });
 });
+
+describe('aggregate partials', () => {
+  it('take kind and scale from the partial that has a value', async () => {
+    const { finish, mergePartials } = await import('./aggregate.js');
+    const empty = { kind: 'int' as const, scale: 0, dataType: '', count: 0, value: null };
+    const decimal = { kind: 'int' as const, scale: 4, dataType: 'Decimal128(31, 4)', count: 2, value: '141000' };
+    const merged = mergePartials('sum', empty, decimal);
+    expect(finish('sum', merged)).toBe('14.1000');
+    const floats = mergePartials('max', empty, {
+      kind: 'float',
+      scale: 0,
+      dataType: 'Float64',
+      count: 1,
+      value: 'Infinity',
+    });
+    expect(finish('max', floats)).toBe(Number.POSITIVE_INFINITY);
+    expect(finish('sum', mergePartials('sum', decimal, decimal))).toBe('28.2000');
+  });
+});

@@ -164,6 +164,15 @@ describe('reading in Node (inline execution)', () => {
     });
   });
 
+  it("rejects an aborted scan with the signal's own reason", async () => {
+    const file = await reader.open(`${server.url}/data/alltypes_tiny_pages.parquet`, { footerReadBytes: 1024 });
+    const controller = new AbortController();
+    const reason = new Error('stopped by the test');
+    const scan = file.scan({ signal: controller.signal });
+    controller.abort(reason);
+    await expect(scan.toTable()).rejects.toBe(reason);
+  });
+
   it('reports progress as tasks finish', async () => {
     const file = await reader.open(new Uint8Array(await readFile(tinyPages)));
     const events: Array<{ tasksDone: number; tasksTotal: number; rowsOut: number; bytesFetched: number }> = [];

@@ -372,7 +372,13 @@ fn partial(function: AggregateFn, has_expr: bool, state: &State) -> Partial {
     } else if let Some(v) = state.int {
         ("int", Some(v.to_string()))
     } else if let Some(v) = state.float {
-        ("float", Some(v.to_string()))
+        // JS `Number()` reads "Infinity", not Rust's "inf".
+        let text = match v {
+            f64::INFINITY => "Infinity".to_owned(),
+            f64::NEG_INFINITY => "-Infinity".to_owned(),
+            v => v.to_string(),
+        };
+        ("float", Some(text))
     } else if let Some(v) = &state.text {
         ("string", Some(v.clone()))
     } else {

@@ -221,7 +221,7 @@ pub fn plan_scan_with_blooms(
         _ => specs,
     };
     let filter_leaves = filter.as_ref().map(Filter::leaves).unwrap_or_default();
-    let mut tasks = Vec::with_capacity(specs.len());
+    let mut tasks: Vec<ReadTask> = Vec::with_capacity(specs.len());
     for (task_idx, (mut spec, rows_scanned)) in specs.into_iter().enumerate() {
         spec.task_idx = task_idx;
         let (mut filter_ranges, mut output_ranges) = (Vec::new(), Vec::new());
@@ -297,7 +297,12 @@ fn aggregate_columns(
                     .map(|rg| rg.column(leaf).compressed_size())
                     .sum::<i64>()
             })
-            .unwrap_or(0);
+            .ok_or_else(|| {
+                SkimError::invalid_argument(
+                    "aggregates",
+                    "the file has no columns to count rows with",
+                )
+            })?;
         columns.push(schema.column(cheapest).path().string());
     }
     Ok(ScanRequest {
@@ -573,19 +578,24 @@ fn selection_of(runs: &[i64], num_rows: u64, row_group_idx: usize) -> Result<Row
             format!("the selection covers {covered} rows of row group {row_group_idx}, which has {num_rows}"),
         ));
     }
-    Ok(RowSelection::from(
-        runs.iter()
-            .filter(|n| **n != 0)
-            .map(|&n| {
-                let count = to_usize(n.unsigned_abs());
-                if n < 0 {
-                    RowSelector::skip(count)
-                } else {
-                    RowSelector::select(count)
-                }
-            })
-            .collect::<Vec<_>>(),
-    ))
+    let mut selectors: Vec<RowSelector> = runs
+        .iter()
+        .filter(|n| **n != 0)
+        .map(|&n| {
+            let count = to_usize(n.unsigned_abs());
+            if n < 0 {
+                RowSelector::skip(count)
+            } else {
+                RowSelector::select(count)
+            }
+        })
+        .collect();
+    // The implied trailing skip, made explicit: intersecting with a shorter selection would
+    // otherwise select the rows past its end.
+    if covered < num_rows {
+        selectors.push(RowSelector::skip(to_usize(num_rows - covered)));
+    }
+    Ok(RowSelection::from(selectors))
 }
 
 fn checked_batch_size(batch_size: Option<usize>) -> Result<usize> {

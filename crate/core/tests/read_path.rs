@@ -335,3 +335,23 @@ fn aggregates_fold_inside_tasks_and_partials_add_up() {
     .expect_err("limit with aggregates");
     assert_eq!(error.code(), "INVALID_ARGUMENT");
 }
+
+#[test]
+fn splitting_a_row_group_keeps_a_limit() {
+    // Regression: the windows past a limit's last row used to select their whole range.
+    let file = sample_file();
+    let (parquet, _) = open(&file, 512 * 1024);
+    let request = ScanRequest {
+        columns: Some(vec!["id".into()]),
+        offset: Some(100),
+        limit: Some(1_000),
+        target_task_rows: Some(600),
+        ..Default::default()
+    };
+    let plan = plan_scan(&parquet, &request).expect("plan");
+    assert_eq!(plan.rows, Some(1_000));
+    assert_eq!(
+        ids(&scan(&parquet, &file, &request), "id"),
+        (100..1_100).collect::<Vec<_>>()
+    );
+}

@@ -44,16 +44,21 @@ export class InlineExecutor implements Executor {
       spec: job.spec,
       chunks: job.chunks,
     });
-    for (;;) {
-      const answer = check(response);
-      if (answer?.kind === 'done') {
-        const { ipc, rows, batches, decodeMs, partials } = answer;
-        return { ipc, rows, batches, decodeMs, ...(partials !== undefined ? { partials } : {}) };
+    try {
+      for (;;) {
+        const answer = check(response);
+        if (answer?.kind === 'done') {
+          const { ipc, rows, batches, decodeMs, partials } = answer;
+          return { ipc, rows, batches, decodeMs, ...(partials !== undefined ? { partials } : {}) };
+        }
+        if (answer?.kind !== 'needs') throw new ParquetSkimError('INTERNAL', `unexpected host answer ${answer?.kind}`);
+        const chunks = await job.fetchMore(answer.ranges);
+        throwIfAborted(job.signal);
+        response = this.host.handle({ kind: 'pushChunks', taskId, chunks });
       }
-      if (answer?.kind !== 'needs') throw new ParquetSkimError('INTERNAL', `unexpected host answer ${answer?.kind}`);
-      const chunks = await job.fetchMore(answer.ranges);
-      throwIfAborted(job.signal);
-      response = this.host.handle({ kind: 'pushChunks', taskId, chunks });
+    } finally {
+      // A task that did not finish (abort, failed read) must not keep its bytes and decoder.
+      this.host.handle({ kind: 'dropTask', taskId });
     }
   }
 

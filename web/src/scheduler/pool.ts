@@ -33,7 +33,12 @@ interface Slot {
   worker: Worker;
   files: Set<number>;
   job: Job | null;
+  /** Whether the worker's script loaded and answered `init`. */
+  ready: boolean;
 }
+
+/** Workers in a row that die before answering `init` before the pool gives up respawning. */
+const MAX_START_FAILURES = 3;
 
 /** Runs tasks on Web Workers. */
 export class WorkerPool implements Executor {
@@ -42,6 +47,10 @@ export class WorkerPool implements Executor {
   private queue: Job[] = [];
   private nextTaskId = 1;
   private disposed = false;
+  /** Consecutive workers that died before becoming ready. */
+  private startFailures = 0;
+  /** Set when workers cannot start at all: every job rejects with it. */
+  private broken: ParquetSkimError | null = null;
   /** Workers started over the pool's life, replacements included (for tests and stats). */
   workersStarted = 0;
 
@@ -61,6 +70,7 @@ export class WorkerPool implements Executor {
 
   run(task: TaskJob): Promise<TaskResult> {
     if (this.disposed) return Promise.reject(new ParquetSkimError('DISPOSED', 'the reader was disposed'));
+    if (this.broken !== null) return Promise.reject(this.broken);
     return new Promise<TaskResult>((resolve, reject) => {
       const job: Job = { task, resolve, reject, attempts: 0, taskId: 0, slot: null, settled: false, onAbort: null };
       const { signal } = task;
@@ -102,7 +112,7 @@ export class WorkerPool implements Executor {
         ? new Worker(new URL('../worker/entry.js', import.meta.url), { type: 'module', name: 'parquet-skim' })
         : new Worker(this.workerUrl, { type: 'module', name: 'parquet-skim' });
     this.workersStarted += 1;
-    const slot: Slot = { worker, files: new Set(), job: null };
+    const slot: Slot = { worker, files: new Set(), job: null, ready: false };
     worker.onmessage = (event: MessageEvent<HostResponse>) => this.onMessage(slot, event.data);
     worker.onerror = (event) => {
       event.preventDefault();
@@ -150,6 +160,8 @@ export class WorkerPool implements Executor {
     const job = slot.job;
     switch (message.kind) {
       case 'ready':
+        slot.ready = true;
+        this.startFailures = 0;
         return;
       case 'needs': {
         if (job === null || message.taskId !== job.taskId) return;
@@ -200,6 +212,13 @@ export class WorkerPool implements Executor {
   private onCrash(slot: Slot, reason: string): void {
     if (!this.slots.includes(slot)) return;
     const job = slot.job;
+    if (!slot.ready) {
+      this.startFailures += 1;
+      if (this.startFailures >= MAX_START_FAILURES) {
+        this.giveUp(reason);
+        return;
+      }
+    }
     this.replace(slot);
     if (job !== null && !job.settled) {
       if (job.attempts === 0) {
@@ -216,6 +235,21 @@ export class WorkerPool implements Executor {
       }
     }
     this.pump();
+  }
+
+  /** Workers cannot start (bad `workerUrl`, blocked by CSP, …): stop respawning, reject all. */
+  private giveUp(reason: string): void {
+    this.broken = new ParquetSkimError(
+      'WORKER_CRASHED',
+      `${MAX_START_FAILURES} workers in a row failed to start (${reason}); check workerUrl and the page's Content-Security-Policy (worker-src)`,
+    );
+    for (const slot of this.slots) {
+      slot.worker.terminate();
+      if (slot.job !== null) this.settle(slot.job, { error: this.broken });
+    }
+    for (const job of this.queue) this.settle(job, { error: this.broken });
+    this.slots = [];
+    this.queue = [];
   }
 
   /** Terminates `slot`'s worker and puts a fresh one in its place. */

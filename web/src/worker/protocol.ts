@@ -19,7 +19,9 @@ export type HostRequest =
   | { kind: 'openFile'; fileId: number; fileLen: number; starts: number[]; buffers: Uint8Array[] }
   | { kind: 'closeFile'; fileId: number }
   | { kind: 'runTask'; taskId: number; fileId: number; spec: string; chunks: Chunk[] }
-  | { kind: 'pushChunks'; taskId: number; chunks: Chunk[] };
+  | { kind: 'pushChunks'; taskId: number; chunks: Chunk[] }
+  /** Forget a task that will not be finished (aborted, or its bytes could not be read). */
+  | { kind: 'dropTask'; taskId: number };
 
 /** Host → scheduler. */
 export type HostResponse =

@@ -47,6 +47,9 @@ export class TaskHost {
           this.tasks.set(request.taskId, task);
           return this.push(request.taskId, task, request.chunks);
         });
+      case 'dropTask':
+        this.finish(request.taskId);
+        return undefined;
       case 'pushChunks':
         return this.guard(request.taskId, () => {
           const task = this.tasks.get(request.taskId);

@@ -33,6 +33,7 @@ pub fn parse_sql(text: &str) -> Result<Expr, SkimError> {
         text,
         tokens,
         at: 0,
+        depth: 0,
     };
     let expr = parser.expr()?;
     let end = parser.peek();
@@ -201,7 +202,12 @@ struct Parser<'a> {
     text: &'a str,
     tokens: Vec<Token>,
     at: usize,
+    /// Nesting of `(` and `NOT`, bounded so hostile input cannot overflow the stack.
+    depth: usize,
 }
+
+/// Deepest nesting of parentheses and `NOT` a filter may have.
+const MAX_DEPTH: usize = 64;
 
 impl Parser<'_> {
     fn peek(&self) -> Token {
@@ -273,12 +279,17 @@ impl Parser<'_> {
     }
 
     fn not(&mut self) -> Result<Expr, SkimError> {
-        if self.keyword("NOT") {
-            return Ok(Expr::Not {
-                arg: Box::new(self.not()?),
-            });
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(self.error(self.peek(), "less nesting (at most 64 levels of ( and NOT)"));
         }
-        self.primary()
+        let result = if self.keyword("NOT") {
+            self.not().map(|arg| Expr::Not { arg: Box::new(arg) })
+        } else {
+            self.primary()
+        };
+        self.depth -= 1;
+        result
     }
 
     fn primary(&mut self) -> Result<Expr, SkimError> {
@@ -662,6 +673,9 @@ mod tests {
         assert_eq!(position("a == 'open"), 5);
         assert_eq!(position("a ? 1"), 2);
         assert_eq!(position("AND = 1"), 0);
+        let deep = format!("{}a = 1{}", "(".repeat(200), ")".repeat(200));
+        assert_eq!(position(&deep), 64);
+        assert!(parse_sql(&format!("{}a = 1{}", "(".repeat(60), ")".repeat(60))).is_ok());
         let message = parse_sql("a = 1 AND").expect_err("error").to_string();
         assert!(
             message.contains("expected a column name at position 9"),
