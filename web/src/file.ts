@@ -168,11 +168,17 @@ export class ParquetFile {
         for (let i = 0; i + 1 < bloomFlat.length; i += 2) {
           ranges.push({ start: bloomFlat[i] as number, end: bloomFlat[i + 1] as number });
         }
-        const chunks = await this.context.io.read(this.source, ranges, signal, cost.filter);
+        // Bloom filters only prune: if they cannot be read, scan without them.
+        const chunks = await this.context.io.read(this.source, ranges, signal, cost.filter).catch((error: unknown) => {
+          if (signal?.aborted) throw error;
+          return [];
+        });
         assertOpen();
-        for (const chunk of chunks) this.handle.pushBloom(chunk.start, chunk.data);
-        plan = JSON.parse(this.handle.planScan(request)) as ReadPlan;
-        Object.assign(stats, statsOf(plan));
+        if (chunks.length > 0) {
+          for (const chunk of chunks) this.handle.pushBloom(chunk.start, chunk.data);
+          plan = JSON.parse(this.handle.planScan(request)) as ReadPlan;
+          Object.assign(stats, statsOf(plan));
+        }
       }
       const results = runPlan(plan, {
         file: this.footer,

@@ -177,8 +177,11 @@ impl Aggregator {
                 state.count += batch.num_rows() as u64;
                 continue;
             };
-            let array = evaluate(expr, batch)
-                .map_err(|e| SkimError::from_arrow("computing an aggregate", e))?;
+            // Errors here come from the expression (a constant that does not fit, division by
+            // zero, overflow), not from the file.
+            let array = evaluate(expr, batch).map_err(|e| {
+                SkimError::invalid_argument("aggregates", format!("computing an aggregate: {e}"))
+            })?;
             fold_array(*function, &array, state)?;
         }
         Ok(())

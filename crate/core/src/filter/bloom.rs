@@ -66,7 +66,9 @@ fn bloom_range(
     let chunk = metadata.row_group(row_group).column(leaf);
     let offset = u64::try_from(chunk.bloom_filter_offset()?).ok()?;
     if let Some(length) = chunk.bloom_filter_length() {
-        return Some(offset..offset.checked_add(u64::try_from(length).ok()?)?);
+        let end = offset.checked_add(u64::try_from(length).ok()?)?;
+        // A recorded range past the footer is corrupt: skip pruning rather than fail the scan.
+        return (end <= footer_start).then_some(offset..end);
     }
     // Unsized: up to the next structure that starts after it.
     let next = metadata

@@ -59,12 +59,17 @@ pub fn parse_literal(text: &str, target: &DataType) -> Result<ArrayRef, String> 
         DataType::Date64 => one::<Date64Type>(i64::from(date(t)?) * 86_400_000),
         DataType::Timestamp(unit, tz) => {
             let nanos = timestamp_nanos(t)?;
-            let value = match unit {
-                TimeUnit::Second => nanos.div_euclid(1_000_000_000),
-                TimeUnit::Millisecond => nanos.div_euclid(1_000_000),
-                TimeUnit::Microsecond => nanos.div_euclid(1_000),
-                TimeUnit::Nanosecond => nanos,
+            let per_unit: i128 = match unit {
+                TimeUnit::Second => 1_000_000_000,
+                TimeUnit::Millisecond => 1_000_000,
+                TimeUnit::Microsecond => 1_000,
+                TimeUnit::Nanosecond => 1,
             };
+            // Truncating would change what `=`, `<` and `>=` mean; refuse instead.
+            if nanos.rem_euclid(per_unit) != 0 {
+                return Err(format!("is more precise than the column's unit ({unit:?})"));
+            }
+            let value = nanos.div_euclid(per_unit);
             let value = i64::try_from(value).map_err(|_| "is out of range".to_string())?;
             let array: ArrayRef = match unit {
                 TimeUnit::Second => Arc::new(
@@ -338,6 +343,7 @@ mod tests {
             value::<TimestampMicrosecondType>("1970-01-01T00:00:01.5", &us),
             1_500_000
         );
+        assert!(parse_literal("1970-01-01T00:00:00.0000005", &us).is_err());
         assert_eq!(
             value::<TimestampMicrosecondType>("1970-01-01 01:00:00+01:00", &us),
             0
