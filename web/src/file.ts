@@ -56,6 +56,8 @@ export interface FileContext {
   executor: Executor;
   /** Most planned bytes of tasks fetched ahead of the consumer. */
   readAheadBytes: number;
+  /** Predicate-cache bytes for all concurrently running tasks together. */
+  cacheBytes: number;
   assertOpen(): void;
   /** SQL `WHERE` text → AST (the core's parser). */
   parseFilter(sql: string): FilterAst;
@@ -120,10 +122,14 @@ export class ParquetFile {
    * fewer tasks than workers can share (one big row group, say), row groups are split at page
    * boundaries into about two tasks per worker.
    */
-  private plan(fields: Record<string, unknown>): Planned {
+  private plan(requested: Record<string, unknown>): Planned {
+    let fields = requested;
     this.context.assertOpen();
     if (this.closed) throw new ParquetSkimError('DISPOSED', 'the file was closed; open it again');
     try {
+      // The reader's one cache budget, shared by the tasks that run at once.
+      const predicateCacheBytes = Math.floor(this.context.cacheBytes / Math.max(1, this.context.executor.concurrency));
+      fields = { ...fields, predicateCacheBytes };
       let request = JSON.stringify(fields);
       let plan = JSON.parse(this.handle.planScan(request)) as ReadPlan;
       const workers = this.context.executor.concurrency;
@@ -191,6 +197,7 @@ export class ParquetFile {
         onTaskDone: (_task, result) => {
           stats.tasksDone += 1;
           stats.decodeMs += result.decodeMs;
+          stats.rowsFromPredicateCache += result.rowsFromCache;
         },
       });
       for await (const result of results) {
@@ -328,6 +335,7 @@ function statsOf(plan: ReadPlan): ScanStats {
     rowsTotal: plan.stats.rowsTotal,
     rowsScanned: plan.stats.rowsScanned,
     rowsOut: 0,
+    rowsFromPredicateCache: 0,
     bytesPlanned: plan.tasks.reduce((sum, t) => sum + byteSum(t.filterRanges) + byteSum(t.outputRanges), 0),
     bytesFetched: 0,
     bytesFetchedFilter: 0,

@@ -173,6 +173,23 @@ describe('reading in Node (inline execution)', () => {
     await expect(scan.toTable()).rejects.toBe(reason);
   });
 
+  it('reuses decoded filter columns through the predicate cache, with identical results', async () => {
+    const bytes = new Uint8Array(await readFile(tinyPages));
+    const options = { columns: ['string_col', 'id'], filter: "string_col LIKE '%3' OR string_col = '5'" };
+    const cached = (await reader.open(bytes)).scan(options);
+    const cachedTable = await cached.toTable();
+    const uncachedReader = await createReader({ cacheBytes: 0 });
+    const uncached = (await uncachedReader.open(bytes)).scan(options);
+    const uncachedTable = await uncached.toTable();
+    uncachedReader.dispose();
+    expect(cached.stats.rowsFromPredicateCache).toBeGreaterThan(0);
+    expect(uncached.stats.rowsFromPredicateCache).toBe(0);
+    expect(cachedTable.numRows).toBeGreaterThan(0);
+    expect(Array.from(cachedTable.getChild('id')?.toArray() ?? [])).toEqual(
+      Array.from(uncachedTable.getChild('id')?.toArray() ?? []),
+    );
+  });
+
   it('reports progress as tasks finish', async () => {
     const file = await reader.open(new Uint8Array(await readFile(tinyPages)));
     const events: Array<{ tasksDone: number; tasksTotal: number; rowsOut: number; bytesFetched: number }> = [];

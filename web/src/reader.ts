@@ -30,6 +30,12 @@ export interface ReaderOptions {
   maxRequestBytes?: number;
   /** Most planned bytes a scan fetches ahead of its consumer (default 256 MiB). */
   readAheadBytes?: number;
+  /**
+   * Bytes of decoded filter columns kept to serve the same columns' output instead of decoding
+   * them twice (the predicate cache), shared by the tasks running at once (default 64 MiB; 0
+   * turns it off). Over budget, a task simply decodes again.
+   */
+  cacheBytes?: number;
   /** Where the `.wasm` is (default: next to this module), or a compiled module. */
   wasmUrl?: string | URL | WebAssembly.Module;
   /** Where the worker script is (default: `worker/entry.js` next to this package's modules). */
@@ -51,6 +57,9 @@ export interface OpenOptions {
   footerReadBytes?: number;
 }
 
+/** Default predicate-cache budget of a reader. */
+export const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
+
 /** Default bound on planned bytes a scan fetches ahead of its consumer. */
 export const DEFAULT_READ_AHEAD_BYTES = 256 * 1024 * 1024;
 
@@ -69,6 +78,7 @@ export class Reader {
     readonly executor: Executor,
     private readonly io: IoQueue,
     private readonly readAheadBytes: number,
+    private readonly cacheBytes: number,
   ) {}
 
   /** Decoding workers alive now (0 when decoding inline). */
@@ -92,6 +102,7 @@ export class Reader {
           io: this.io,
           executor: this.executor,
           readAheadBytes: this.readAheadBytes,
+          cacheBytes: this.cacheBytes,
           assertOpen: () => this.assertOpen(),
           parseFilter: (sql) => this.parseFilter(sql),
         },
@@ -165,6 +176,10 @@ export async function createReader(options: ReaderOptions = {}): Promise<Reader>
   if (!Number.isSafeInteger(readAheadBytes) || readAheadBytes < 1) {
     throw invalidArgument('readAheadBytes', 'a whole number of bytes >= 1', readAheadBytes);
   }
+  const cacheBytes = options.cacheBytes ?? DEFAULT_CACHE_BYTES;
+  if (!Number.isSafeInteger(cacheBytes) || cacheBytes < 0) {
+    throw invalidArgument('cacheBytes', 'a whole number of bytes >= 0', cacheBytes);
+  }
   const io = new IoQueue({
     ...(options.ioConcurrency !== undefined ? { concurrency: options.ioConcurrency } : {}),
     ...(options.coalesceGapBytes !== undefined ? { gapBytes: options.coalesceGapBytes } : {}),
@@ -174,7 +189,7 @@ export async function createReader(options: ReaderOptions = {}): Promise<Reader>
     const module = await compileWasm(options.wasmUrl);
     const wasm = await instantiateWasm(module);
     const executor = workers === 0 ? new InlineExecutor(wasm) : new WorkerPool(workers, module, options.workerUrl);
-    return new Reader(wasm, executor, io, readAheadBytes);
+    return new Reader(wasm, executor, io, readAheadBytes, cacheBytes);
   } catch (error) {
     throw toSkimError(error);
   }

@@ -20,6 +20,7 @@
 
 use std::ops::Range;
 
+use parquet::arrow::arrow_reader::metrics::ArrowReaderMetrics;
 use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 use parquet::arrow::push_decoder::{
     ParquetPushDecoder, ParquetPushDecoderBuilder, RowGroupSelection,
@@ -65,6 +66,9 @@ pub struct ScanRequest {
     /// Fold the (filtered) rows into these aggregates inside each task instead of returning
     /// them; `columns` are then the aggregated columns.
     pub aggregates: Option<Vec<AggregateSpec>>,
+    /// Bytes of decoded filter columns each task may keep to reuse for its output (the
+    /// predicate cache); 0 or absent turns it off.
+    pub predicate_cache_bytes: Option<u64>,
 }
 
 /// One unit of work for a worker.
@@ -86,6 +90,8 @@ pub struct TaskSpec {
     pub batch_size: usize,
     pub max_chunk_bytes: u64,
     pub aggregates: Option<Vec<AggregateSpec>>,
+    /// Bytes of decoded filter columns this task may keep for its output (0: off).
+    pub predicate_cache_bytes: u64,
 }
 
 /// A half-open byte range `[start, end)`, as it crosses into JS.
@@ -211,6 +217,7 @@ pub fn plan_scan_with_blooms(
         batch_size,
         max_chunk_bytes: request.max_chunk_bytes.unwrap_or(DEFAULT_MAX_CHUNK_BYTES),
         aggregates: request.aggregates.clone(),
+        predicate_cache_bytes: request.predicate_cache_bytes.unwrap_or(0),
     };
     let specs = match &filter {
         None => unfiltered_specs(file, request, &template),
@@ -393,9 +400,15 @@ fn filtered_specs(
             stats.row_groups_pruned_by_page_index += 1;
             continue;
         }
+        // A page selection that keeps every row is no selection (and keeps the predicate cache).
+        let selection = pages
+            .selection
+            .as_ref()
+            .filter(|_| rows_scanned < rows_of(rg.num_rows()))
+            .map(runs_of);
         let spec = TaskSpec {
             row_group_idx,
-            selection: pages.selection.as_ref().map(runs_of),
+            selection,
             limit,
             ..template.clone()
         };
@@ -484,6 +497,15 @@ fn split_specs(
 /// The push decoder of one task: shared by the planner (to list ranges) and the task runner
 /// (to decode), so both agree on every byte.
 pub fn build_decoder(file: &ParquetFile, spec: &TaskSpec) -> Result<ParquetPushDecoder> {
+    build_decoder_with_metrics(file, spec, ArrowReaderMetrics::disabled())
+}
+
+/// [`build_decoder`], reporting predicate-cache use into `metrics`.
+pub fn build_decoder_with_metrics(
+    file: &ParquetFile,
+    spec: &TaskSpec,
+    metrics: ArrowReaderMetrics,
+) -> Result<ParquetPushDecoder> {
     let row_groups = file.metadata().row_groups();
     let rg = row_groups.get(spec.row_group_idx).ok_or_else(|| {
         SkimError::invalid_argument(
@@ -523,10 +545,18 @@ pub fn build_decoder(file: &ParquetFile, spec: &TaskSpec) -> Result<ParquetPushD
         .as_deref()
         .map(|runs| selection_of(runs, num_rows, spec.row_group_idx))
         .transpose()?;
+    // The predicate cache keeps filter columns decoded for the output instead of decoding them
+    // twice, within the task's byte budget (arrow-rs stops caching at the budget, never fails).
+    // It widens the pages read for cached columns to whole batches, which would undo page
+    // pruning, so a task with a page selection does without it.
+    let cache_bytes = if spec.selection.is_some() {
+        0
+    } else {
+        to_usize(spec.predicate_cache_bytes)
+    };
     let mut builder = ParquetPushDecoderBuilder::new_with_metadata(file.reader_metadata().clone())
-        // The predicate cache widens the pages read for cached columns to whole batches, which
-        // undoes page pruning; it is managed (with a byte budget) separately.
-        .with_max_predicate_cache_size(0)
+        .with_max_predicate_cache_size(cache_bytes)
+        .with_metrics(metrics)
         .with_projection(projection.mask().clone())
         .with_batch_size(spec.batch_size)
         .with_row_group_selections(vec![RowGroupSelection::new(spec.row_group_idx, selection)]);

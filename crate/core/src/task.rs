@@ -25,8 +25,9 @@ use crate::bytes_cache::ByteCache;
 use crate::error::{Result, SkimError};
 use crate::ipc::IpcStream;
 use crate::metadata::{check_pushed_range, ParquetFile};
-use crate::plan::{build_decoder, TaskSpec};
+use crate::plan::{build_decoder_with_metrics, TaskSpec};
 use crate::projection::Projection;
+use parquet::arrow::arrow_reader::metrics::ArrowReaderMetrics;
 
 /// What [`TaskDecoder::run`] stopped at.
 #[derive(Debug)]
@@ -47,6 +48,8 @@ pub struct TaskOutput {
     pub batches: u64,
     /// With aggregates: the partial results, in spec order.
     pub partials: Option<Vec<Partial>>,
+    /// Output rows of filter columns served from the predicate cache instead of decoded again.
+    pub rows_from_cache: u64,
 }
 
 /// Decodes one task from pushed bytes.
@@ -60,6 +63,8 @@ pub struct TaskDecoder {
     cache: ByteCache,
     decoder: ParquetPushDecoder,
     projection: Projection,
+    /// Counts rows served from the predicate cache.
+    metrics: ArrowReaderMetrics,
     /// `None` once the task is done.
     stream: Option<IpcStream>,
     /// With aggregates: folds batches instead of writing them.
@@ -71,6 +76,7 @@ pub struct TaskDecoder {
 impl TaskDecoder {
     /// A decoder for `spec` over `file`.
     pub fn try_new(file: &ParquetFile, spec: &TaskSpec) -> Result<Self> {
+        let metrics = ArrowReaderMetrics::enabled();
         let projection = Projection::try_new(file, spec.columns.as_deref())?;
         let stream = IpcStream::try_new(projection.output_schema())?;
         Ok(Self {
@@ -78,7 +84,8 @@ impl TaskDecoder {
             expected_rows: spec.expected_rows,
             row_group_idx: spec.row_group_idx,
             cache: ByteCache::default(),
-            decoder: build_decoder(file, spec)?,
+            decoder: build_decoder_with_metrics(file, spec, metrics.clone())?,
+            metrics,
             projection,
             stream: Some(stream),
             aggregator: spec
@@ -164,6 +171,7 @@ impl TaskDecoder {
                         rows,
                         batches: self.batches,
                         partials: self.aggregator.as_ref().map(Aggregator::partials),
+                        rows_from_cache: self.metrics.records_read_from_cache().unwrap_or(0) as u64,
                     }));
                 }
             }

@@ -236,3 +236,50 @@ fn bloom_filters_without_a_recorded_length_are_read_to_their_header_s_end() {
         assert_eq!(pruned, usize::from(sql.contains("brown cat")), "{sql}");
     }
 }
+
+#[test]
+fn the_predicate_cache_serves_projected_filter_columns_within_its_budget() {
+    use parquet_skim_core::{TaskDecoder, TaskRun};
+
+    let file = sample_file();
+    let (parquet, _) = open(&file, 512 * 1024);
+    // Not prunable: every row group and page is read, so tasks have no page selection.
+    let sql = "ends_with(name, '7') OR starts_with(name, 'name-99')";
+    let run = |budget: u64| -> (Vec<i64>, u64) {
+        let mut request = request(sql, &["name", "id"]);
+        request.predicate_cache_bytes = Some(budget);
+        let plan = plan_scan(&parquet, &request).expect("plan");
+        let (mut ids_out, mut from_cache) = (Vec::new(), 0);
+        for task in &plan.tasks {
+            let mut decoder = TaskDecoder::try_new(&parquet, &task.spec).expect("task");
+            for r in task.filter_ranges.iter().chain(&task.output_ranges) {
+                decoder
+                    .push(r.start..r.end, slice(&file, &(r.start..r.end)))
+                    .expect("push");
+            }
+            let TaskRun::Done(output) = decoder.run().expect("run") else {
+                panic!("needs more")
+            };
+            from_cache += output.rows_from_cache;
+            let reader =
+                arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(output.ipc), None)
+                    .expect("ipc");
+            for batch in reader {
+                ids_out.extend(ids(&[batch.expect("batch")], "id"));
+            }
+        }
+        (ids_out, from_cache)
+    };
+    let (off, off_cached) = run(0);
+    let (on, on_cached) = run(64 << 20);
+    let (tiny, tiny_cached) = run(64);
+    assert_eq!(off_cached, 0);
+    assert!(on_cached > 0, "no rows served from the cache");
+    assert!(
+        tiny_cached < on_cached,
+        "a 64-byte budget cannot hold what 64 MiB holds"
+    );
+    assert_eq!(on, off, "results identical with the cache on and off");
+    assert_eq!(tiny, off, "over budget the reader falls back to decoding");
+    assert!(!off.is_empty());
+}

@@ -306,6 +306,11 @@ impl JsTask {
                 Reflect::set(&out, &"ipc".into(), &Uint8Array::from(&output.ipc[..]))?;
                 Reflect::set(&out, &"rows".into(), &(output.rows as f64).into())?;
                 Reflect::set(&out, &"batches".into(), &(output.batches as f64).into())?;
+                Reflect::set(
+                    &out,
+                    &"rowsFromCache".into(),
+                    &(output.rows_from_cache as f64).into(),
+                )?;
                 if let Some(partials) = &output.partials {
                     let json = serde_json::to_string(partials)
                         .map_err(|e| to_js(&SkimError::internal(e.to_string())))?;

@@ -33,6 +33,8 @@ export interface TaskResult {
   decodeMs: number;
   /** Aggregate tasks: partial results (JSON). */
   partials?: string;
+  /** Output rows of filter columns served from the predicate cache instead of decoded twice. */
+  rowsFromCache: number;
 }
 
 /** Runs tasks. */

@@ -48,8 +48,8 @@ export class InlineExecutor implements Executor {
       for (;;) {
         const answer = check(response);
         if (answer?.kind === 'done') {
-          const { ipc, rows, batches, decodeMs, partials } = answer;
-          return { ipc, rows, batches, decodeMs, ...(partials !== undefined ? { partials } : {}) };
+          const { ipc, rows, batches, decodeMs, partials, rowsFromCache } = answer;
+          return { ipc, rows, batches, decodeMs, rowsFromCache, ...(partials !== undefined ? { partials } : {}) };
         }
         if (answer?.kind !== 'needs') throw new ParquetSkimError('INTERNAL', `unexpected host answer ${answer?.kind}`);
         const chunks = await job.fetchMore(answer.ranges);

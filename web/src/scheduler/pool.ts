@@ -189,6 +189,7 @@ export class WorkerPool implements Executor {
             rows: message.rows,
             batches: message.batches,
             decodeMs: message.decodeMs,
+            rowsFromCache: message.rowsFromCache,
             ...(message.partials !== undefined ? { partials: message.partials } : {}),
           },
         });

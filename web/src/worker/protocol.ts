@@ -36,6 +36,8 @@ export type HostResponse =
       decodeMs: number;
       /** Aggregate tasks: the partial results as JSON. */
       partials?: string;
+      /** Output rows of filter columns served from the predicate cache. */
+      rowsFromCache: number;
     }
   | { kind: 'failed'; taskId: number | null; error: SerializedError };
 

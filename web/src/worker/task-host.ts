@@ -68,6 +68,7 @@ export class TaskHost {
       rows?: number;
       batches?: number;
       partials?: string;
+      rowsFromCache?: number;
     };
     if (result.needs !== undefined) return { kind: 'needs', taskId, ranges: result.needs };
     this.finish(taskId);
@@ -79,6 +80,7 @@ export class TaskHost {
       rows: result.rows ?? 0,
       batches: result.batches ?? 0,
       decodeMs: performance.now() - started,
+      rowsFromCache: result.rowsFromCache ?? 0,
       ...(result.partials !== undefined ? { partials: result.partials } : {}),
     };
   }
