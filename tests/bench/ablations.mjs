@@ -17,6 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { startRangeServer } from '../server/range-server.mjs';
+import { CHROMIUM_LAUNCH_OPTIONS } from '../support/chromium.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '../..');
@@ -127,19 +128,7 @@ async function measure(browser, server, name, args) {
 
 const server = await startRangeServer({ mounts });
 const slow = await startRangeServer({ mounts, latencyMs: 20 });
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
-});
+const browser = await chromium.launch(CHROMIUM_LAUNCH_OPTIONS);
 const results = [];
 // BENCH_ONLY=cpuScan (comma-separated case names) runs a subset.
 const only = process.env.BENCH_ONLY?.split(',');

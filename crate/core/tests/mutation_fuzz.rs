@@ -13,19 +13,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use common::{open, parquet_testing};
+use common::{open, parquet_testing, Rng};
 use parquet_skim_core::{plan_scan, ScanRequest, TaskDecoder, TaskRun};
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
 
 /// Decodes every task of a full scan; `Err` on a decode error, panics propagate.
 fn decode_all(file: &Bytes) -> Result<u64, String> {
