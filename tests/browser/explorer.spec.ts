@@ -4,6 +4,7 @@
  */
 import path from 'node:path';
 import { test as base } from '@playwright/test';
+import type { ParquetFile } from 'parquet-skim';
 import { startRangeServer } from '../server/range-server.mjs';
 import { cacheDir, expect, parquetTestingDir, repoRoot } from './fixtures.ts';
 
@@ -41,4 +42,30 @@ test('shows a typed error for a missing file', async ({ page, explorerUrl }, inf
   await page.waitForSelector('body[data-state=error]');
   await expect(page.locator('#error')).toContainText('HTTP_STATUS');
   await page.screenshot({ path: info.outputPath('explorer-error.png'), fullPage: true });
+});
+
+test('filters the open file and shows the count the scan reports', async ({ page, explorerUrl }, info) => {
+  await page.goto(`${explorerUrl}/?url=/data/lineitem-sf1.parquet`);
+  await page.waitForSelector('body[data-state=ready]');
+  await page.fill('#filter-input', "l_orderkey < 10 AND l_shipmode = 'AIR'");
+  await page.click('#filter-button');
+  await page.waitForSelector('body[data-state=ready]');
+  const expected = await page.evaluate(async () => {
+    const { file } = (window as unknown as { explorer: { file?: ParquetFile } }).explorer;
+    const scan = file?.scan({ filter: "l_orderkey < 10 AND l_shipmode = 'AIR'", limit: 100 });
+    await scan?.toTable();
+    return scan?.stats.rowsOut ?? -1;
+  });
+  expect(expected).toBeGreaterThan(0);
+  await expect(page.locator('#row-count')).toHaveText(`${expected} row${expected === 1 ? '' : 's'}`);
+  await expect(page.locator('#rows tbody tr')).toHaveCount(expected);
+  await expect(page.locator('#scan-stats')).toContainText('skipped 5 of 6 row groups');
+  await page.screenshot({ path: info.outputPath('explorer-filter.png'), fullPage: true });
+  // A syntax error is shown under the box, with a caret at the position.
+  await page.fill('#filter-input', 'l_quantity < AND');
+  await page.click('#filter-button');
+  await page.waitForSelector('body[data-state=error]');
+  await expect(page.locator('#filter-error')).toContainText('INVALID_FILTER');
+  await expect(page.locator('#filter-error')).toContainText('l_quantity < AND\n             ^');
+  await page.screenshot({ path: info.outputPath('explorer-filter-error.png'), fullPage: true });
 });

@@ -59,6 +59,9 @@ const page = {
   kvMetadata: byId('kv-metadata'),
   rows: byId<HTMLTableElement>('rows'),
   scanStats: byId('scan-stats'),
+  filterForm: byId<HTMLFormElement>('filter-form'),
+  filterInput: byId<HTMLInputElement>('filter-input'),
+  filterError: byId<HTMLPreElement>('filter-error'),
 };
 
 window.explorer = { reader: undefined, file: undefined };
@@ -118,6 +121,43 @@ async function openSource(source: ParquetSource, label: string, options: OpenOpt
   } catch (error) {
     if (current !== generation) return;
     showError(error);
+  }
+}
+
+/**
+ * Runs the filter box's SQL over the open file and shows the first matching rows. Syntax errors
+ * are shown under the box with a caret at the offending position (the core's parser reports it);
+ * type errors and unknown columns show their code and message there too.
+ */
+async function runFilter(): Promise<void> {
+  const file = window.explorer.file;
+  const reader = window.explorer.reader;
+  if (file === undefined || reader === undefined) return;
+  const text = page.filterInput.value.trim();
+  page.filterError.hidden = true;
+  const current = ++generation;
+  inFlight?.abort();
+  const controller = new AbortController();
+  inFlight = controller;
+  setState('loading');
+  setStatus(text === '' ? 'Reading the first rows…' : 'Filtering…');
+  try {
+    const scan = file.scan({ limit: FIRST_ROWS, signal: controller.signal, ...(text === '' ? {} : { filter: text }) });
+    const table = await scan.toTable();
+    if (current !== generation) return;
+    renderRows(page.rows, table);
+    renderScanStats(page.scanStats, scan.stats);
+    setStatus('');
+    setState('ready');
+  } catch (error) {
+    if (current !== generation) return;
+    const { code, message } = describeError(error);
+    const position = (error as { position?: unknown }).position;
+    const caret = typeof position === 'number' ? `\n${text}\n${' '.repeat(position)}^` : '';
+    page.filterError.textContent = `${code}: ${message.split('\n')[0]}${caret}`;
+    page.filterError.hidden = false;
+    setStatus('');
+    setState('error');
   }
 }
 
@@ -209,6 +249,11 @@ function describeError(error: unknown): { code: string; message: string } {
 }
 
 // Wiring.
+
+page.filterForm.addEventListener('submit', (event) => {
+  event.preventDefault();
+  void runFilter();
+});
 
 page.form.addEventListener('submit', (event) => {
   event.preventDefault();

@@ -61,7 +61,17 @@ export function renderScanStats(target: HTMLElement, stats: ScanStats): void {
   target.replaceChildren(
     el('span', { id: 'row-count', text: plural(stats.rowsOut, 'row') }),
     ` in ${formatMs(stats.elapsedMs)}, ${formatBytes(stats.bytesFetched)} fetched in ${plural(stats.requests, 'request')}`,
+    ...pruning(stats),
   );
+}
+
+/** What a filter skipped, when it skipped anything. */
+function pruning(stats: ScanStats): string[] {
+  const groups = stats.rowGroupsPrunedByStats + stats.rowGroupsPrunedByBloom + stats.rowGroupsPrunedByPageIndex;
+  if (groups === 0 && stats.pagesPruned === 0) return [];
+  return [
+    `; skipped ${groups} of ${plural(stats.rowGroupsTotal, 'row group')} and ${stats.pagesPruned} of ${plural(stats.pagesTotal, 'page')}`,
+  ];
 }
 
 function cell(text: string | null, numeric: boolean): HTMLTableCellElement {
