@@ -88,13 +88,30 @@ function getReader(): Promise<Reader> {
   return readerPromise;
 }
 
-/** Opens `source` (shown as `label`) and renders it. */
-async function openSource(source: ParquetSource, label: string, options: OpenOptions = {}): Promise<void> {
+/** Starts a new unit of work: aborts the one in flight; `isCurrent()` turns false once superseded. */
+function beginWork(): { signal: AbortSignal; isCurrent: () => boolean } {
   const current = ++generation;
   inFlight?.abort();
   const controller = new AbortController();
   inFlight = controller;
   setState('loading');
+  return { signal: controller.signal, isCurrent: () => current === generation };
+}
+
+/** Scans the first rows of `file` (optionally filtered) and renders them and the scan's stats. */
+async function showFirstRows(file: ParquetFile, signal: AbortSignal, isCurrent: () => boolean, filter?: string) {
+  const scan = file.scan({ limit: FIRST_ROWS, signal, ...(filter === undefined ? {} : { filter }) });
+  const table = await scan.toTable();
+  if (!isCurrent()) return;
+  renderRows(page.rows, table);
+  renderScanStats(page.scanStats, scan.stats);
+  setStatus('');
+  setState('ready');
+}
+
+/** Opens `source` (shown as `label`) and renders it. */
+async function openSource(source: ParquetSource, label: string, options: OpenOptions = {}): Promise<void> {
+  const { signal, isCurrent } = beginWork();
   hideError();
   clearResults();
   window.explorer.file = undefined;
@@ -102,7 +119,7 @@ async function openSource(source: ParquetSource, label: string, options: OpenOpt
   try {
     const reader = await getReader();
     const file = await reader.open(source, options);
-    if (current !== generation) return;
+    if (!isCurrent()) return;
     window.explorer.file = file;
     renderSummary(page.summary, file, label);
     renderSchema(page.schema, file.schema);
@@ -110,16 +127,9 @@ async function openSource(source: ParquetSource, label: string, options: OpenOpt
     renderKeyValueMetadata(page.kvMetadata, file);
     page.results.hidden = false;
     setStatus(`Reading the first ${FIRST_ROWS} rows…`);
-
-    const scan = file.scan({ limit: FIRST_ROWS, signal: controller.signal });
-    const table = await scan.toTable();
-    if (current !== generation) return;
-    renderRows(page.rows, table);
-    renderScanStats(page.scanStats, scan.stats);
-    setStatus('');
-    setState('ready');
+    await showFirstRows(file, signal, isCurrent);
   } catch (error) {
-    if (current !== generation) return;
+    if (!isCurrent()) return;
     showError(error);
   }
 }
@@ -135,22 +145,12 @@ async function runFilter(): Promise<void> {
   if (file === undefined || reader === undefined) return;
   const text = page.filterInput.value.trim();
   page.filterError.hidden = true;
-  const current = ++generation;
-  inFlight?.abort();
-  const controller = new AbortController();
-  inFlight = controller;
-  setState('loading');
+  const { signal, isCurrent } = beginWork();
   setStatus(text === '' ? 'Reading the first rows…' : 'Filtering…');
   try {
-    const scan = file.scan({ limit: FIRST_ROWS, signal: controller.signal, ...(text === '' ? {} : { filter: text }) });
-    const table = await scan.toTable();
-    if (current !== generation) return;
-    renderRows(page.rows, table);
-    renderScanStats(page.scanStats, scan.stats);
-    setStatus('');
-    setState('ready');
+    await showFirstRows(file, signal, isCurrent, text === '' ? undefined : text);
   } catch (error) {
-    if (current !== generation) return;
+    if (!isCurrent()) return;
     const { code, message } = describeError(error);
     const position = (error as { position?: unknown }).position;
     const caret = typeof position === 'number' ? `\n${text}\n${' '.repeat(position)}^` : '';

@@ -184,16 +184,7 @@ fn bloom_filters_prune_row_groups_for_equality_and_in() {
         assert_eq!(plan.stats.row_groups_pruned_by_bloom, 3, "{sql}");
         let mut ids: Vec<i64> = Vec::new();
         for task in &plan.tasks {
-            let mut decoder =
-                parquet_skim_core::TaskDecoder::try_new(&parquet, &task.spec).expect("task");
-            for r in task.filter_ranges.iter().chain(&task.output_ranges) {
-                decoder
-                    .push(r.start..r.end, slice(&file, &(r.start..r.end)))
-                    .expect("push");
-            }
-            let parquet_skim_core::TaskRun::Done(output) = decoder.run().expect("run") else {
-                panic!("needs more")
-            };
+            let output = run_task(&parquet, &file, task);
             let reader =
                 arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(output.ipc), None)
                     .expect("ipc");
@@ -239,8 +230,6 @@ fn bloom_filters_without_a_recorded_length_are_read_to_their_header_s_end() {
 
 #[test]
 fn the_predicate_cache_serves_projected_filter_columns_within_its_budget() {
-    use parquet_skim_core::{TaskDecoder, TaskRun};
-
     let file = sample_file();
     let (parquet, _) = open(&file, 512 * 1024);
     // Not prunable: every row group and page is read, so tasks have no page selection.
@@ -251,15 +240,7 @@ fn the_predicate_cache_serves_projected_filter_columns_within_its_budget() {
         let plan = plan_scan(&parquet, &request).expect("plan");
         let (mut ids_out, mut from_cache) = (Vec::new(), 0);
         for task in &plan.tasks {
-            let mut decoder = TaskDecoder::try_new(&parquet, &task.spec).expect("task");
-            for r in task.filter_ranges.iter().chain(&task.output_ranges) {
-                decoder
-                    .push(r.start..r.end, slice(&file, &(r.start..r.end)))
-                    .expect("push");
-            }
-            let TaskRun::Done(output) = decoder.run().expect("run") else {
-                panic!("needs more")
-            };
+            let output = run_task(&parquet, &file, task);
             from_cache += output.rows_from_cache;
             let reader =
                 arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(output.ipc), None)

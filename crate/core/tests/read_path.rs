@@ -275,7 +275,7 @@ fn large_row_groups_split_into_tasks_at_page_boundaries() {
 
 #[test]
 fn aggregates_fold_inside_tasks_and_partials_add_up() {
-    use parquet_skim_core::{aggregate::AggregateSpec, TaskDecoder, TaskRun};
+    use parquet_skim_core::aggregate::AggregateSpec;
 
     let file = sample_file();
     let (parquet, _) = open(&file, 512 * 1024);
@@ -294,15 +294,7 @@ fn aggregates_fold_inside_tasks_and_partials_add_up() {
     assert_eq!(plan.tasks.len(), 2, "row groups 0 and 1");
     let (mut sum, mut count, mut max, mut min) = (0i128, 0u64, i128::MIN, None::<String>);
     for task in &plan.tasks {
-        let mut decoder = TaskDecoder::try_new(&parquet, &task.spec).expect("task");
-        for r in task.filter_ranges.iter().chain(&task.output_ranges) {
-            decoder
-                .push(r.start..r.end, slice(&file, &(r.start..r.end)))
-                .expect("push");
-        }
-        let TaskRun::Done(output) = decoder.run().expect("run") else {
-            panic!("needs more")
-        };
+        let output = run_task(&parquet, &file, task);
         let partials = output.partials.expect("partials");
         sum += partials[0]
             .value

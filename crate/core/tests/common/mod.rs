@@ -14,7 +14,8 @@ use bytes::Bytes;
 use parquet::arrow::ArrowWriter;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet_skim_core::{
-    plan_scan, LoadStep, MetadataLoader, ParquetFile, ScanRequest, TaskDecoder, TaskRun,
+    plan_scan, LoadStep, MetadataLoader, ParquetFile, ReadTask, ScanRequest, TaskDecoder,
+    TaskOutput, TaskRun,
 };
 
 pub const ROWS: i64 = 10_000;
@@ -202,5 +203,19 @@ impl Rng {
     }
     pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
         &items[self.below(items.len() as u64) as usize]
+    }
+}
+
+/// Runs one planned task from all its planned bytes; panics if it asks for more.
+pub fn run_task(parquet: &ParquetFile, file: &Bytes, task: &ReadTask) -> TaskOutput {
+    let mut decoder = TaskDecoder::try_new(parquet, &task.spec).expect("task");
+    for r in task.filter_ranges.iter().chain(&task.output_ranges) {
+        decoder
+            .push(r.start..r.end, slice(file, &(r.start..r.end)))
+            .expect("push");
+    }
+    match decoder.run().expect("run") {
+        TaskRun::Done(output) => output,
+        TaskRun::NeedsRanges(r) => panic!("task asked for unplanned ranges {r:?}"),
     }
 }
