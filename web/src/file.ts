@@ -128,7 +128,7 @@ export class ParquetFile {
     if (this.closed) throw new ParquetSkimError('DISPOSED', 'the file was closed; open it again');
     try {
       // The reader's one cache budget, shared by the tasks that run at once.
-      const predicateCacheBytes = Math.floor(this.context.cacheBytes / Math.max(1, this.context.executor.concurrency));
+      const predicateCacheBytes = Math.floor(this.context.cacheBytes / Math.max(1, this.context.executor.tasksAlive));
       fields = { ...fields, predicateCacheBytes };
       let request = JSON.stringify(fields);
       let plan = JSON.parse(this.handle.planScan(request)) as ReadPlan;

@@ -41,6 +41,11 @@ export interface TaskResult {
 export interface Executor {
   /** Tasks decoded at the same time. */
   readonly concurrency: number;
+  /**
+   * Most tasks alive at once — decoding, or holding their decoder while they wait for bytes.
+   * The predicate-cache budget is split among them.
+   */
+  readonly tasksAlive: number;
   run(job: TaskJob): Promise<TaskResult>;
   /** Forgets a file's footer wherever it was sent. */
   closeFile(fileId: number): void;

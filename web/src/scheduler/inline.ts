@@ -11,6 +11,7 @@ import type { Executor, TaskJob, TaskResult } from './executor.js';
 /** An executor without workers. */
 export class InlineExecutor implements Executor {
   readonly concurrency = 1;
+  readonly tasksAlive = 1;
   private readonly host: TaskHost;
   private readonly opened = new Set<number>();
   private nextTaskId = 1;

@@ -1,5 +1,8 @@
 /**
- * The worker pool: N Web Workers, each decoding one task at a time.
+ * The worker pool: N Web Workers, each decoding one task at a time — but holding up to
+ * {@link TASKS_PER_WORKER} tasks, so that while one waits for the pages its filter asked for
+ * (phase 2 of late materialization), the worker decodes another instead of idling: I/O never
+ * holds a core.
  *
  * Lifecycle rules, each one so that nothing is ever left pending:
  * - A job is settled exactly once ({@link WorkerPool.settle}); late messages from a replaced
@@ -7,8 +10,9 @@
  * - A worker that crashes (an uncaught error, a message that cannot be read, or a WebAssembly
  *   trap reported by its host) is terminated and replaced; its task is retried once on a fresh
  *   worker, then fails with `WORKER_CRASHED`.
- * - Aborting a job's signal removes it from the queue, or terminates and replaces the worker
- *   decoding it, and rejects with the signal's reason.
+ * - Aborting a job's signal removes it from the queue; a job waiting for bytes is dropped from
+ *   its worker; one being decoded has its worker terminated and replaced (the worker's other
+ *   task goes back to the queue, without counting as an attempt). It rejects with the reason.
  * - `dispose()` terminates every worker and rejects every queued and running job (`DISPOSED`).
  *
  * Footers are sent to a worker the first time it runs a task of a file (copied: each worker
@@ -25,6 +29,8 @@ interface Job {
   attempts: number;
   taskId: number;
   slot: Slot | null;
+  /** A request for this job was posted and not yet answered: the worker has work for it. */
+  posted: boolean;
   settled: boolean;
   onAbort: (() => void) | null;
 }
@@ -32,10 +38,17 @@ interface Job {
 interface Slot {
   worker: Worker;
   files: Set<number>;
-  job: Job | null;
+  /** Tasks living in this worker, decoding or waiting for bytes. */
+  jobs: Job[];
   /** Whether the worker's script loaded and answered `init`. */
   ready: boolean;
 }
+
+/**
+ * Tasks a worker holds at once: one decoding, one waiting for its phase-2 bytes. More would
+ * only hold more memory (each keeps its pages and predicate cache) without more decoding.
+ */
+export const TASKS_PER_WORKER = 2;
 
 /** Workers in a row that die before answering `init` before the pool gives up respawning. */
 const MAX_START_FAILURES = 3;
@@ -43,6 +56,7 @@ const MAX_START_FAILURES = 3;
 /** Runs tasks on Web Workers. */
 export class WorkerPool implements Executor {
   readonly concurrency: number;
+  readonly tasksAlive: number;
   private slots: Slot[] = [];
   private queue: Job[] = [];
   private nextTaskId = 1;
@@ -53,6 +67,8 @@ export class WorkerPool implements Executor {
   private broken: ParquetSkimError | null = null;
   /** Workers started over the pool's life, replacements included (for tests and stats). */
   workersStarted = 0;
+  /** Tasks started on a worker while another of its tasks waited for bytes (for tests and stats). */
+  tasksInterleaved = 0;
 
   constructor(
     size: number,
@@ -60,6 +76,7 @@ export class WorkerPool implements Executor {
     private readonly workerUrl?: string | URL,
   ) {
     this.concurrency = size;
+    this.tasksAlive = size * TASKS_PER_WORKER;
     for (let i = 0; i < size; i++) this.slots.push(this.spawn());
   }
 
@@ -72,7 +89,17 @@ export class WorkerPool implements Executor {
     if (this.disposed) return Promise.reject(new ParquetSkimError('DISPOSED', 'the reader was disposed'));
     if (this.broken !== null) return Promise.reject(this.broken);
     return new Promise<TaskResult>((resolve, reject) => {
-      const job: Job = { task, resolve, reject, attempts: 0, taskId: 0, slot: null, settled: false, onAbort: null };
+      const job: Job = {
+        task,
+        resolve,
+        reject,
+        attempts: 0,
+        taskId: 0,
+        slot: null,
+        posted: false,
+        settled: false,
+        onAbort: null,
+      };
       const { signal } = task;
       if (signal !== undefined) {
         if (signal.aborted) {
@@ -99,7 +126,7 @@ export class WorkerPool implements Executor {
     const error = new ParquetSkimError('DISPOSED', 'the reader was disposed while this task was pending');
     for (const slot of this.slots) {
       slot.worker.terminate();
-      if (slot.job !== null) this.settle(slot.job, { error });
+      for (const job of slot.jobs) this.settle(job, { error });
     }
     for (const job of this.queue) this.settle(job, { error });
     this.slots = [];
@@ -112,7 +139,7 @@ export class WorkerPool implements Executor {
         ? new Worker(new URL('../worker/entry.js', import.meta.url), { type: 'module', name: 'parquet-skim' })
         : new Worker(this.workerUrl, { type: 'module', name: 'parquet-skim' });
     this.workersStarted += 1;
-    const slot: Slot = { worker, files: new Set(), job: null, ready: false };
+    const slot: Slot = { worker, files: new Set(), jobs: [], ready: false };
     worker.onmessage = (event: MessageEvent<HostResponse>) => this.onMessage(slot, event.data);
     worker.onerror = (event) => {
       event.preventDefault();
@@ -127,9 +154,10 @@ export class WorkerPool implements Executor {
     slot.worker.postMessage(request, transfer);
   }
 
+  /** Hands queued jobs to workers that have nothing to decode and room for another task. */
   private pump(): void {
     for (const slot of this.slots) {
-      if (slot.job !== null) continue;
+      if (slot.jobs.some((j) => j.posted) || slot.jobs.length >= TASKS_PER_WORKER) continue;
       const job = this.queue.shift();
       if (job === undefined) return;
       this.start(slot, job);
@@ -137,8 +165,10 @@ export class WorkerPool implements Executor {
   }
 
   private start(slot: Slot, job: Job): void {
-    slot.job = job;
+    if (slot.jobs.length > 0) this.tasksInterleaved += 1;
+    slot.jobs.push(job);
     job.slot = slot;
+    job.posted = true;
     job.taskId = this.nextTaskId++;
     const { file, spec } = job.task;
     if (!slot.files.has(file.fileId)) {
@@ -157,23 +187,34 @@ export class WorkerPool implements Executor {
 
   private onMessage(slot: Slot, message: HostResponse): void {
     if (!this.slots.includes(slot)) return;
-    const job = slot.job;
+    if (message.kind === 'ready') {
+      slot.ready = true;
+      this.startFailures = 0;
+      return;
+    }
+    if (message.kind === 'failed' && message.error.name === 'RuntimeError') {
+      // A WebAssembly trap: the instance's state is unknown, so the worker must go.
+      this.onCrash(slot, message.error.message, message.taskId);
+      return;
+    }
+    const job = slot.jobs.find((j) => j.taskId === message.taskId) ?? null;
+    if (job !== null) job.posted = false;
     switch (message.kind) {
-      case 'ready':
-        slot.ready = true;
-        this.startFailures = 0;
-        return;
       case 'needs': {
-        if (job === null || message.taskId !== job.taskId) return;
+        if (job === null) return;
+        // The worker is free to decode another task while these bytes travel.
+        this.pump();
         job.task.fetchMore(message.ranges).then(
           (chunks) => {
-            if (slot.job !== job || !this.slots.includes(slot)) return;
+            if (job.slot !== slot || !this.slots.includes(slot)) return;
+            job.posted = true;
             this.post(slot, { kind: 'pushChunks', taskId: job.taskId, chunks }, transferablesOf(chunks));
           },
           (error: unknown) => {
-            if (slot.job !== job) return;
-            // The worker holds a half-run task: replace it rather than leave state behind.
-            this.replace(slot);
+            if (job.slot !== slot || !this.slots.includes(slot)) return;
+            // The worker holds the half-run task's decoder and bytes: drop them.
+            this.detach(job);
+            this.post(slot, { kind: 'dropTask', taskId: job.taskId });
             this.settle(job, { error });
             this.pump();
           },
@@ -181,8 +222,8 @@ export class WorkerPool implements Executor {
         return;
       }
       case 'done':
-        if (job === null || message.taskId !== job.taskId) return;
-        slot.job = null;
+        if (job === null) return;
+        this.detach(job);
         this.settle(job, {
           result: {
             ipc: message.ipc,
@@ -195,24 +236,29 @@ export class WorkerPool implements Executor {
         });
         this.pump();
         return;
-      case 'failed':
-        if (message.error.name === 'RuntimeError') {
-          // A WebAssembly trap: the instance's state is unknown, so the worker must go.
+      case 'failed': {
+        if (message.taskId === null) {
+          // Not about a task: the worker could not instantiate the core, so it is useless.
           this.onCrash(slot, message.error.message);
           return;
         }
-        if (job === null || (message.taskId !== null && message.taskId !== job.taskId)) return;
-        if (message.taskId === null) slot.files.delete(job.task.file.fileId);
-        slot.job = null;
-        this.settle(job, { error: toSkimError(message.error) });
+        if (job !== null) {
+          this.detach(job);
+          this.settle(job, { error: toSkimError(message.error) });
+        }
         this.pump();
         return;
+      }
     }
   }
 
-  private onCrash(slot: Slot, reason: string): void {
+  /**
+   * Replaces a crashed worker. The task that trapped (`culprit`, when the worker named it; all of
+   * its tasks otherwise) is retried once, then fails with `WORKER_CRASHED`; its other task goes
+   * back to the queue as it was.
+   */
+  private onCrash(slot: Slot, reason: string, culprit: number | null = null): void {
     if (!this.slots.includes(slot)) return;
-    const job = slot.job;
     if (!slot.ready) {
       this.startFailures += 1;
       if (this.startFailures >= MAX_START_FAILURES) {
@@ -220,11 +266,12 @@ export class WorkerPool implements Executor {
         return;
       }
     }
-    this.replace(slot);
-    if (job !== null && !job.settled) {
-      if (job.attempts === 0) {
-        job.attempts = 1;
-        job.slot = null;
+    const jobs = this.replace(slot);
+    for (const job of jobs.reverse()) {
+      if (job.settled) continue;
+      const blamed = culprit === null || culprit === job.taskId;
+      if (!blamed || job.attempts === 0) {
+        if (blamed) job.attempts = 1;
         this.queue.unshift(job);
       } else {
         this.settle(job, {
@@ -246,26 +293,51 @@ export class WorkerPool implements Executor {
     );
     for (const slot of this.slots) {
       slot.worker.terminate();
-      if (slot.job !== null) this.settle(slot.job, { error: this.broken });
+      for (const job of slot.jobs) this.settle(job, { error: this.broken });
     }
     for (const job of this.queue) this.settle(job, { error: this.broken });
     this.slots = [];
     this.queue = [];
   }
 
-  /** Terminates `slot`'s worker and puts a fresh one in its place. */
-  private replace(slot: Slot): void {
+  /** Takes `job` off its worker (it keeps the worker's other task). */
+  private detach(job: Job): void {
+    const slot = job.slot;
+    if (slot !== null) slot.jobs = slot.jobs.filter((j) => j !== job);
+    job.slot = null;
+  }
+
+  /**
+   * Terminates `slot`'s worker and puts a fresh one in its place; returns the jobs it held, taken
+   * off it (their chunks were transferred, so a rerun asks for what it needs).
+   */
+  private replace(slot: Slot): Job[] {
     const index = this.slots.indexOf(slot);
     slot.worker.terminate();
-    slot.job = null;
+    const jobs = slot.jobs;
+    slot.jobs = [];
+    for (const job of jobs) {
+      job.slot = null;
+      job.posted = false;
+    }
     if (index >= 0 && !this.disposed) this.slots[index] = this.spawn();
+    return jobs;
   }
 
   private abort(job: Job): void {
     if (job.settled) return;
     const queued = this.queue.indexOf(job);
     if (queued >= 0) this.queue.splice(queued, 1);
-    else if (job.slot !== null && job.slot.job === job) this.replace(job.slot);
+    const slot = job.slot;
+    if (slot !== null && !job.posted) {
+      // Waiting for bytes: the worker is not decoding it, so dropping it is enough.
+      this.detach(job);
+      this.post(slot, { kind: 'dropTask', taskId: job.taskId });
+    } else if (slot !== null) {
+      // Being decoded: only terminating the worker stops it. Its other task is rerun elsewhere.
+      const others = this.replace(slot).filter((j) => j !== job && !j.settled);
+      this.queue.unshift(...others);
+    }
     const { signal } = job.task;
     this.settle(job, { error: signal === undefined ? new DOMException('aborted', 'AbortError') : abortReason(signal) });
     this.pump();

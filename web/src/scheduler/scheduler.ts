@@ -2,8 +2,9 @@
  * The scan scheduler: turns a plan into task results, in plan order.
  *
  * For each task it reads the planned ranges through the {@link IoQueue} (coalesced, bounded
- * concurrency) and hands task + bytes to the {@link Executor}. Up to `concurrency + 1` tasks are
- * in flight, so the next task's bytes arrive while the current ones decode; results are yielded
+ * concurrency) and hands task + bytes to the {@link Executor}. Up to `tasksAlive + 1` tasks are
+ * in flight (bounded by read-ahead bytes too), so the next task's bytes arrive while the current
+ * ones decode, and a worker whose task waits for phase-2 bytes has another to decode; results are yielded
  * strictly in plan order even when tasks finish out of order. The generator is lazy: a consumer
  * that stops pulling stops new fetches, and one that returns early aborts what is in flight.
  */
@@ -77,7 +78,7 @@ export async function* runPlan(plan: ReadPlan, context: ScanContext): AsyncGener
   context.signal?.addEventListener('abort', onOuterAbort, { once: true });
   if (context.signal?.aborted) onOuterAbort();
   const signal = internal.signal;
-  const window = context.executor.concurrency + 1;
+  const window = context.executor.tasksAlive + 1;
   const running: Array<Promise<TaskResult> | undefined> = [];
   const bytesOf = (task: PlannedTask) =>
     [...task.filterRanges, ...task.outputRanges].reduce((sum, r) => sum + r.end - r.start, 0);

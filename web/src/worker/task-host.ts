@@ -18,6 +18,8 @@ type FileHandle = ParquetFileHandle;
 /** Runs host requests against an instantiated core. */
 export class TaskHost {
   private readonly files = new Map<number, FileHandle>();
+  /** Footers that failed to decode: the error is each of that file's tasks' answer. */
+  private readonly failedOpens = new Map<number, unknown>();
   private readonly tasks = new Map<number, Task>();
 
   constructor(private readonly wasm: Wasm) {}
@@ -28,21 +30,30 @@ export class TaskHost {
       case 'init':
         return { kind: 'ready' };
       case 'openFile':
-        return this.guard(null, () => {
-          if (!this.files.has(request.fileId)) {
+        if (!this.files.has(request.fileId)) {
+          try {
             const file = this.wasm.ParquetFileHandle.fromFooter(request.fileLen, request.starts, request.buffers);
             this.files.set(request.fileId, file);
+            this.failedOpens.delete(request.fileId);
+          } catch (error) {
+            this.failedOpens.set(request.fileId, error);
           }
-          return undefined;
-        });
+        }
+        return undefined;
       case 'closeFile':
         this.files.get(request.fileId)?.free();
         this.files.delete(request.fileId);
+        this.failedOpens.delete(request.fileId);
         return undefined;
       case 'runTask':
         return this.guard(request.taskId, () => {
           const file = this.files.get(request.fileId);
-          if (file === undefined) throw new Error(`task ${request.taskId} names unknown file ${request.fileId}`);
+          if (file === undefined) {
+            throw (
+              this.failedOpens.get(request.fileId) ??
+              new Error(`task ${request.taskId} names unknown file ${request.fileId}`)
+            );
+          }
           const task = new this.wasm.Task(file, request.spec);
           this.tasks.set(request.taskId, task);
           return this.push(request.taskId, task, request.chunks);
