@@ -9,6 +9,7 @@
 //! - [`plan`]: scan request → [`ReadPlan`] of read tasks with their byte ranges
 //! - [`task`]: task + bytes → Arrow IPC (arrow-rs `ParquetPushDecoder`)
 //! - [`bytes_cache`]: pushed bytes → the exact ranges the decoder asks for
+//! - [`column_cache`]: decoded filter columns kept across scans (one LRU per worker)
 //! - [`aggregate`]: count/sum/min/max folded inside a task (fusion)
 //! - [`ipc`]: record batches → Arrow IPC stream bytes
 //! - [`error`]: [`SkimError`], every failure with a stable code
@@ -18,6 +19,7 @@
 
 pub mod aggregate;
 pub mod bytes_cache;
+pub mod column_cache;
 pub mod error;
 pub mod filter;
 pub mod ipc;

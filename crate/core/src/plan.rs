@@ -25,10 +25,12 @@ use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 use parquet::arrow::push_decoder::{
     ParquetPushDecoder, ParquetPushDecoderBuilder, RowGroupSelection,
 };
+use parquet::arrow::ProjectionMask;
 use serde::{Deserialize, Serialize};
 
 use crate::aggregate::AggregateSpec;
 use crate::bytes_cache::ByteCache;
+use crate::column_cache::cache_key;
 use crate::error::{Result, SkimError};
 use crate::filter::bloom::{bloom_ranges, excluded_by_bloom};
 use crate::filter::prune::{prune_pages, row_groups_may_match};
@@ -69,6 +71,12 @@ pub struct ScanRequest {
     /// Bytes of decoded filter columns each task may keep to reuse for its output (the
     /// predicate cache); 0 or absent turns it off.
     pub predicate_cache_bytes: Option<u64>,
+    /// Identity of the file's bytes (URL + version, or an id per `File`/buffer). With it and a
+    /// `columnCacheBytes` budget, filtered tasks carry a `cacheKey` and keep their decoded filter
+    /// columns in the worker's cross-scan cache (`column_cache`).
+    pub file_key: Option<String>,
+    /// Each worker's cross-scan cache budget; 0 or absent turns it off.
+    pub column_cache_bytes: Option<u64>,
 }
 
 /// One unit of work for a worker.
@@ -92,6 +100,13 @@ pub struct TaskSpec {
     pub aggregates: Option<Vec<AggregateSpec>>,
     /// Bytes of decoded filter columns this task may keep for its output (0: off).
     pub predicate_cache_bytes: u64,
+    /// Filtered tasks of a file with an identity: the worker's cross-scan cache entry for this
+    /// task's filter columns (see `column_cache::cache_key`).
+    #[serde(default)]
+    pub cache_key: Option<String>,
+    /// The worker's cross-scan cache budget (0: off).
+    #[serde(default)]
+    pub column_cache_bytes: u64,
 }
 
 /// A half-open byte range `[start, end)`, as it crosses into JS.
@@ -184,11 +199,18 @@ pub fn plan_scan_with_blooms(
     blooms: &ByteCache,
 ) -> Result<ReadPlan> {
     let batch_size = checked_batch_size(request.batch_size)?;
+    if request.columns.as_ref().is_some_and(Vec::is_empty) && request.aggregates.is_none() {
+        return Err(SkimError::invalid_argument(
+            "columns",
+            "expected at least one column name, got an empty list; omit `columns` to read every \
+             column",
+        ));
+    }
     let aggregate_request;
     let request = match &request.aggregates {
         None => request,
         Some(aggregates) => {
-            aggregate_request = aggregate_columns(file, request, aggregates)?;
+            aggregate_request = aggregate_columns(request, aggregates)?;
             &aggregate_request
         }
     };
@@ -218,6 +240,8 @@ pub fn plan_scan_with_blooms(
         max_chunk_bytes: request.max_chunk_bytes.unwrap_or(DEFAULT_MAX_CHUNK_BYTES),
         aggregates: request.aggregates.clone(),
         predicate_cache_bytes: request.predicate_cache_bytes.unwrap_or(0),
+        cache_key: None,
+        column_cache_bytes: request.column_cache_bytes.unwrap_or(0),
     };
     let specs = match &filter {
         None => unfiltered_specs(file, request, &template),
@@ -229,8 +253,18 @@ pub fn plan_scan_with_blooms(
     };
     let filter_leaves = filter.as_ref().map(Filter::leaves).unwrap_or_default();
     let mut tasks: Vec<ReadTask> = Vec::with_capacity(specs.len());
+    let cacheable = filter.is_some() && template.column_cache_bytes > 0;
     for (task_idx, (mut spec, rows_scanned)) in specs.into_iter().enumerate() {
         spec.task_idx = task_idx;
+        // A task that stops at a limit decodes only part of its filter columns: nothing to keep.
+        if let (true, None, Some(file_key)) = (cacheable, spec.limit, &request.file_key) {
+            spec.cache_key = Some(cache_key(
+                file_key,
+                spec.row_group_idx,
+                &filter_leaves,
+                spec.selection.as_deref(),
+            ));
+        }
         let (mut filter_ranges, mut output_ranges) = (Vec::new(), Vec::new());
         for planned in build_decoder(file, &spec)?.scan_plan() {
             if filter_leaves.contains(&planned.column) {
@@ -267,13 +301,10 @@ pub fn plan_scan_with_blooms(
     })
 }
 
-/// An aggregate scan reads exactly the aggregated columns (or, to count rows, the cheapest
-/// column); offset and limit do not apply to it.
-fn aggregate_columns(
-    file: &ParquetFile,
-    request: &ScanRequest,
-    aggregates: &[AggregateSpec],
-) -> Result<ScanRequest> {
+/// An aggregate scan reads exactly the aggregated columns (to count rows, none: the decoder
+/// yields row counts, so `count(*)` reads only the filter's columns, or nothing at all);
+/// offset and limit do not apply to it.
+fn aggregate_columns(request: &ScanRequest, aggregates: &[AggregateSpec]) -> Result<ScanRequest> {
     if request.offset.is_some() || request.limit.is_some() {
         return Err(SkimError::invalid_argument(
             "aggregates",
@@ -291,26 +322,6 @@ fn aggregate_columns(
         if let Some(expr) = &spec.expr {
             expr.columns(&mut columns);
         }
-    }
-    if columns.is_empty() {
-        // count(*): any column will do; take the leaf with the smallest chunks.
-        let schema = file.metadata().file_metadata().schema_descr();
-        let cheapest = (0..schema.num_columns())
-            .filter(|&leaf| schema.column(leaf).max_rep_level() == 0)
-            .min_by_key(|&leaf| {
-                file.metadata()
-                    .row_groups()
-                    .iter()
-                    .map(|rg| rg.column(leaf).compressed_size())
-                    .sum::<i64>()
-            })
-            .ok_or_else(|| {
-                SkimError::invalid_argument(
-                    "aggregates",
-                    "the file has no columns to count rows with",
-                )
-            })?;
-        columns.push(schema.column(cheapest).path().string());
     }
     Ok(ScanRequest {
         columns: Some(columns),
@@ -567,6 +578,36 @@ pub fn build_decoder_with_metrics(
         builder = builder.with_limit(to_usize(limit));
     }
     builder
+        .build()
+        .map_err(|e| SkimError::from_parquet("planning the read", e))
+}
+
+/// The rows of its row group a task decodes (`None`: all of them).
+pub fn task_selection(file: &ParquetFile, spec: &TaskSpec) -> Result<Option<RowSelection>> {
+    let rg = file
+        .metadata()
+        .row_groups()
+        .get(spec.row_group_idx)
+        .ok_or_else(|| SkimError::invalid_argument("rowGroup", "no such row group"))?;
+    spec.selection
+        .as_deref()
+        .map(|runs| selection_of(runs, rows_of(rg.num_rows()), spec.row_group_idx))
+        .transpose()
+}
+
+/// A decoder of `mask`'s columns over `selection` of the task's row group, with no filter and
+/// no predicate cache: the cross-scan path (`task.rs`) evaluates the filter itself. Call after
+/// [`build_decoder`] has accepted `spec` (row group and chunk sizes are checked there).
+pub fn build_plain_decoder(
+    file: &ParquetFile,
+    spec: &TaskSpec,
+    mask: ProjectionMask,
+    selection: Option<RowSelection>,
+) -> Result<ParquetPushDecoder> {
+    ParquetPushDecoderBuilder::new_with_metadata(file.reader_metadata().clone())
+        .with_projection(mask)
+        .with_batch_size(spec.batch_size)
+        .with_row_group_selections(vec![RowGroupSelection::new(spec.row_group_idx, selection)])
         .build()
         .map_err(|e| SkimError::from_parquet("planning the read", e))
 }

@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
-use arrow_schema::{Schema, SchemaRef};
+use arrow_schema::{FieldRef, Schema, SchemaRef};
 use parquet::arrow::{parquet_to_arrow_schema_by_columns, ProjectionMask};
 use parquet::schema::types::SchemaDescriptor;
 
@@ -42,11 +42,16 @@ impl Projection {
             });
         };
         if columns.is_empty() {
-            return Err(SkimError::invalid_argument(
-                "columns",
-                "expected at least one column name, got an empty list; omit `columns` to read \
-                 every column",
-            ));
+            // Rows without columns: what `count(*)` reads (the planner refuses an empty list
+            // from a caller). arrow-rs decodes nothing and yields batches of row counts.
+            return Ok(Self {
+                mask: ProjectionMask::none(schema.num_columns()),
+                order: None,
+                output_schema: Arc::new(Schema::new_with_metadata(
+                    Vec::<FieldRef>::new(),
+                    file.arrow_schema().metadata().clone(),
+                )),
+            });
         }
         let mut requested_roots: Vec<usize> = Vec::new();
         for name in columns {

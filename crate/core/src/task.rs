@@ -13,6 +13,16 @@
 //! one call; `NeedsRanges` is the safety net for bytes the plan did not foresee. Each batch is
 //! decoded, projected and written to the IPC stream before the next is decoded, so decoded data
 //! stays in cache between those steps.
+//!
+//! Two paths:
+//! - **fused** (no filter, or no cross-scan cache): one arrow-rs decoder with the projection and
+//!   a `RowFilter` — late materialization and the in-task predicate cache are arrow-rs's.
+//! - **cross-scan** (the spec has a `cacheKey`): step 1 decodes the filter columns over the
+//!   task's rows — or takes them from the worker's [`column_cache`](crate::column_cache) —
+//!   evaluating the filter batch by batch into a mask, and keeps the batches (within the cache
+//!   budget) for the worker to cache; step 2 decodes only the output columns not among them, for
+//!   the rows that passed (so only pages holding such rows are fetched), and takes the others
+//!   from the kept batches. A repeated filter column is never fetched or decoded twice.
 
 use std::ops::Range;
 
@@ -20,14 +30,25 @@ use bytes::Bytes;
 use parquet::arrow::push_decoder::ParquetPushDecoder;
 use parquet::DecodeResult;
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions};
+use arrow_schema::SchemaRef;
+use arrow_select::filter::prep_null_mask_filter;
+use parquet::arrow::arrow_reader::metrics::ArrowReaderMetrics;
+use parquet::arrow::arrow_reader::RowSelection;
+use parquet::arrow::ProjectionMask;
+
 use crate::aggregate::{Aggregator, Partial};
 use crate::bytes_cache::ByteCache;
+use crate::column_cache::{filtered_column, memory_size, CachedColumns};
 use crate::error::{Result, SkimError};
+use crate::filter::{eval, Filter};
 use crate::ipc::IpcStream;
 use crate::metadata::{check_pushed_range, ParquetFile};
-use crate::plan::{build_decoder_with_metrics, TaskSpec};
+use crate::plan::{build_decoder_with_metrics, build_plain_decoder, task_selection, TaskSpec};
 use crate::projection::Projection;
-use parquet::arrow::arrow_reader::metrics::ArrowReaderMetrics;
 
 /// What [`TaskDecoder::run`] stopped at.
 #[derive(Debug)]
@@ -50,6 +71,13 @@ pub struct TaskOutput {
     pub partials: Option<Vec<Partial>>,
     /// Output rows of filter columns served from the predicate cache instead of decoded again.
     pub rows_from_cache: u64,
+    /// Cross-scan path: the filter columns this task decoded, for the worker's cache (absent
+    /// when they came from it, or outgrew the budget).
+    pub collected: Option<CachedColumns>,
+    /// Cross-scan path: bytes of filter columns not kept because they outgrew the budget.
+    pub cache_rejected_bytes: u64,
+    /// Cross-scan path: the filter columns came from the worker's cache.
+    pub cache_hit: bool,
 }
 
 /// Decodes one task from pushed bytes.
@@ -61,7 +89,7 @@ pub struct TaskDecoder {
     row_group_idx: usize,
     /// Bytes pushed for this task; the decoder gets exact slices of them on request.
     cache: ByteCache,
-    decoder: ParquetPushDecoder,
+    stage: Stage,
     projection: Projection,
     /// Counts rows served from the predicate cache.
     metrics: ArrowReaderMetrics,
@@ -71,20 +99,105 @@ pub struct TaskDecoder {
     aggregator: Option<Aggregator>,
     folded_rows: u64,
     batches: u64,
+    batch_size: usize,
+    /// The cross-scan path's state across its two steps.
+    cross: Option<CrossScan>,
+}
+
+enum Stage {
+    /// One decoder produces the output (fused path), or step 2 of the cross-scan path.
+    Decode(ParquetPushDecoder),
+    /// Cross-scan step 1: decoding the filter columns.
+    Collect(ParquetPushDecoder),
+    /// Cross-scan step 2 with no column left to decode: emit from the kept batches.
+    FromKept,
+}
+
+struct CrossScan {
+    file: ParquetFile,
+    spec: TaskSpec,
+    filter: Filter,
+    /// The task's rows of its row group (`None`: all).
+    selection: Option<RowSelection>,
+    /// The filter's leaf columns.
+    leaves: Vec<usize>,
+    /// Filter-column batches, kept while within budget (or from the cache).
+    kept: Option<Vec<RecordBatch>>,
+    kept_bytes: u64,
+    rejected_bytes: u64,
+    budget: u64,
+    hit: bool,
+    /// One mask per filter batch: which rows passed.
+    masks: Vec<BooleanArray>,
+    /// Output columns taken from the kept batches (filtered, concatenated), by name.
+    from_kept: HashMap<String, ArrayRef>,
+    /// Output rows emitted so far (offset into `from_kept`).
+    emitted: usize,
+    /// Rows that passed the filter.
+    passed: usize,
 }
 
 impl TaskDecoder {
-    /// A decoder for `spec` over `file`.
+    /// A decoder for `spec` over `file` (cross-scan path when the spec has a `cacheKey`, with no
+    /// cached columns).
     pub fn try_new(file: &ParquetFile, spec: &TaskSpec) -> Result<Self> {
+        Self::try_new_cached(file, spec, None)
+    }
+
+    /// A decoder for `spec` over `file`; `cached` are the filter columns the worker's cache holds
+    /// under the spec's `cacheKey`, if any.
+    pub fn try_new_cached(
+        file: &ParquetFile,
+        spec: &TaskSpec,
+        cached: Option<CachedColumns>,
+    ) -> Result<Self> {
         let metrics = ArrowReaderMetrics::enabled();
         let projection = Projection::try_new(file, spec.columns.as_deref())?;
         let stream = IpcStream::try_new(projection.output_schema())?;
-        Ok(Self {
+        // Validates the row group, chunk sizes and filter for both paths.
+        let fused = build_decoder_with_metrics(file, spec, metrics.clone())?;
+        let (stage, cross) = match (&spec.filter, &spec.cache_key) {
+            (Some(expr), Some(_)) if spec.limit.is_none() => {
+                let filter = Filter::try_new(expr, file)?;
+                let selection = task_selection(file, spec)?;
+                let leaves = filter.leaves();
+                let hit = cached.is_some();
+                let kept = cached.map(|c| c.as_ref().clone());
+                let stage = match &kept {
+                    // Step 1 is done already: evaluate on the cached batches at once.
+                    Some(_) => Stage::FromKept,
+                    None => {
+                        let schema = file.metadata().file_metadata().schema_descr();
+                        let mask = ProjectionMask::leaves(schema, leaves.iter().copied());
+                        Stage::Collect(build_plain_decoder(file, spec, mask, selection.clone())?)
+                    }
+                };
+                let cross = CrossScan {
+                    file: file.clone(),
+                    spec: spec.clone(),
+                    filter,
+                    selection,
+                    leaves,
+                    kept: kept.or_else(|| Some(Vec::new())),
+                    kept_bytes: 0,
+                    rejected_bytes: 0,
+                    budget: spec.column_cache_bytes,
+                    hit,
+                    masks: Vec::new(),
+                    from_kept: HashMap::new(),
+                    emitted: 0,
+                    passed: 0,
+                };
+                (stage, Some(cross))
+            }
+            _ => (Stage::Decode(fused), None),
+        };
+        let mut decoder = Self {
             file_len: file.file_len(),
             expected_rows: spec.expected_rows,
             row_group_idx: spec.row_group_idx,
             cache: ByteCache::default(),
-            decoder: build_decoder_with_metrics(file, spec, metrics.clone())?,
+            stage,
             metrics,
             projection,
             stream: Some(stream),
@@ -101,7 +214,14 @@ impl TaskDecoder {
                 .transpose()?,
             folded_rows: 0,
             batches: 0,
-        })
+            batch_size: spec.batch_size.max(1),
+            cross,
+        };
+        if decoder.cross.as_ref().is_some_and(|c| c.hit) {
+            decoder.evaluate_kept()?;
+            decoder.start_output()?;
+        }
+        Ok(decoder)
     }
 
     /// Hands bytes `range` of the file to the task. Ranges may be larger than requested ones
@@ -120,14 +240,15 @@ impl TaskDecoder {
     /// Decodes until more bytes are needed or the task is done.
     pub fn run(&mut self) -> Result<TaskRun> {
         loop {
-            let step = self
-                .decoder
-                .try_decode()
-                .map_err(|e| SkimError::from_parquet("decoding", e))?;
-            let stream = self
-                .stream
-                .as_mut()
-                .ok_or_else(|| SkimError::internal("a finished task was run again"))?;
+            let step = match &mut self.stage {
+                Stage::Decode(decoder) | Stage::Collect(decoder) => decoder
+                    .try_decode()
+                    .map_err(|e| SkimError::from_parquet("decoding", e))?,
+                Stage::FromKept => match self.next_from_kept()? {
+                    Some(batch) => DecodeResult::Data(batch),
+                    None => DecodeResult::Finished,
+                },
+            };
             match step {
                 DecodeResult::NeedsData(ranges) => {
                     let missing = self.cache.missing(&ranges);
@@ -135,46 +256,261 @@ impl TaskDecoder {
                         return Ok(TaskRun::NeedsRanges(missing));
                     }
                     let data = ranges.iter().filter_map(|r| self.cache.get(r)).collect();
-                    self.decoder
-                        .push_ranges(ranges, data)
-                        .map_err(|e| SkimError::from_parquet("receiving task data", e))?;
+                    if let Stage::Decode(decoder) | Stage::Collect(decoder) = &mut self.stage {
+                        decoder
+                            .push_ranges(ranges, data)
+                            .map_err(|e| SkimError::from_parquet("receiving task data", e))?;
+                    }
                 }
                 DecodeResult::Data(batch) => {
-                    self.batches += 1;
-                    match &mut self.aggregator {
-                        // Fused: fold the filtered batch now; it never leaves the task.
-                        Some(aggregator) => {
-                            self.folded_rows += batch.num_rows() as u64;
-                            aggregator.fold(&batch)?;
-                        }
-                        None => stream.write(&self.projection.apply(batch)?)?,
+                    if matches!(self.stage, Stage::Collect(_)) {
+                        self.collect(batch)?;
+                        continue;
                     }
+                    let batch = match self.cross.is_some() {
+                        true => self.with_kept_columns(batch)?,
+                        false => self.projection.apply(batch)?,
+                    };
+                    self.emit(batch)?;
                 }
                 DecodeResult::Finished => {
-                    let stream = self
-                        .stream
-                        .take()
-                        .ok_or_else(|| SkimError::internal("a finished task was run again"))?;
-                    let rows = stream.rows() + self.folded_rows;
-                    if let Some(expected) = self.expected_rows.filter(|e| *e != rows) {
-                        return Err(SkimError::Unsupported {
-                            detail: format!(
-                                "the decoder returned {rows} of the {expected} rows of row group {}; \
-                                 this file's layout is not decoded correctly by this build \
-                                 (arrow-rs), so no result is returned rather than a wrong one",
-                                self.row_group_idx
-                            ),
-                        });
+                    if matches!(self.stage, Stage::Collect(_)) {
+                        self.start_output()?;
+                        continue;
                     }
-                    return Ok(TaskRun::Done(TaskOutput {
-                        ipc: stream.finish()?,
-                        rows,
-                        batches: self.batches,
-                        partials: self.aggregator.as_ref().map(Aggregator::partials),
-                        rows_from_cache: self.metrics.records_read_from_cache().unwrap_or(0) as u64,
-                    }));
+                    return self.finish().map(TaskRun::Done);
                 }
             }
         }
+    }
+
+    fn emit(&mut self, batch: RecordBatch) -> Result<()> {
+        self.batches += 1;
+        match &mut self.aggregator {
+            // Fused: fold the filtered batch now; it never leaves the task.
+            Some(aggregator) => {
+                self.folded_rows += batch.num_rows() as u64;
+                aggregator.fold(&batch)
+            }
+            None => self
+                .stream
+                .as_mut()
+                .ok_or_else(|| SkimError::internal("a finished task was run again"))?
+                .write(&batch),
+        }
+    }
+
+    fn finish(&mut self) -> Result<TaskOutput> {
+        let stream = self
+            .stream
+            .take()
+            .ok_or_else(|| SkimError::internal("a finished task was run again"))?;
+        let rows = stream.rows() + self.folded_rows;
+        if let Some(expected) = self.expected_rows.filter(|e| *e != rows) {
+            return Err(short_decode(rows, expected, self.row_group_idx));
+        }
+        let cross = self.cross.take();
+        let from_kept_rows = cross
+            .as_ref()
+            .filter(|c| !c.from_kept.is_empty())
+            .map_or(0, |c| c.passed as u64);
+        Ok(TaskOutput {
+            ipc: stream.finish()?,
+            rows,
+            batches: self.batches,
+            partials: self.aggregator.as_ref().map(Aggregator::partials),
+            rows_from_cache: self.metrics.records_read_from_cache().unwrap_or(0) as u64
+                + from_kept_rows,
+            cache_hit: cross.as_ref().is_some_and(|c| c.hit),
+            cache_rejected_bytes: cross.as_ref().map_or(0, |c| c.rejected_bytes),
+            collected: cross.filter(|c| !c.hit).and_then(|c| c.kept).map(Arc::new),
+        })
+    }
+
+    /// Step 1: evaluate the filter on a batch of filter columns; keep it while within budget.
+    fn collect(&mut self, batch: RecordBatch) -> Result<()> {
+        let cross = self.cross_mut()?;
+        let mask = eval::evaluate(cross.filter.predicate(), &batch)
+            .map_err(|e| SkimError::from_arrow("evaluating the filter", e))?;
+        cross.masks.push(mask);
+        if let Some(kept) = &mut cross.kept {
+            cross.kept_bytes += memory_size(std::slice::from_ref(&batch));
+            if cross.kept_bytes > cross.budget {
+                // Over budget: stop keeping (the output decodes these columns again).
+                cross.rejected_bytes = cross.kept_bytes;
+                cross.kept = None;
+            } else {
+                kept.push(batch);
+            }
+        } else {
+            cross.rejected_bytes += memory_size(std::slice::from_ref(&batch));
+        }
+        Ok(())
+    }
+
+    /// A cache hit: evaluate the filter on the cached batches.
+    fn evaluate_kept(&mut self) -> Result<()> {
+        let cross = self.cross_mut()?;
+        let kept = cross.kept.as_deref().unwrap_or_default();
+        let mut masks = Vec::with_capacity(kept.len());
+        for batch in kept {
+            masks.push(
+                eval::evaluate(cross.filter.predicate(), batch)
+                    .map_err(|e| SkimError::from_arrow("evaluating the filter", e))?,
+            );
+        }
+        cross.masks = masks;
+        Ok(())
+    }
+
+    /// Step 2: the rows that passed become the output decoder's selection; output columns
+    /// wholly among the kept filter columns are taken from them.
+    fn start_output(&mut self) -> Result<()> {
+        let output_schema = Arc::clone(self.projection.output_schema());
+        let cross = self.cross_mut()?;
+        for mask in &mut cross.masks {
+            if mask.null_count() > 0 {
+                *mask = prep_null_mask_filter(mask);
+            }
+        }
+        let scanned: usize = cross.masks.iter().map(|m| m.len()).sum();
+        let num_rows = rows_of(
+            cross
+                .file
+                .metadata()
+                .row_group(cross.spec.row_group_idx)
+                .num_rows(),
+        );
+        let expected = cross
+            .selection
+            .as_ref()
+            .map_or(num_rows, RowSelection::row_count);
+        if scanned != expected {
+            return Err(short_decode(
+                scanned as u64,
+                expected as u64,
+                cross.spec.row_group_idx,
+            ));
+        }
+        let passed = RowSelection::from_filters(&cross.masks);
+        cross.passed = cross.masks.iter().map(BooleanArray::true_count).sum();
+        let selection = match &cross.selection {
+            Some(task) => task.and_then(&passed),
+            None => passed,
+        };
+        let schema = cross.file.metadata().file_metadata().schema_descr();
+        let roots = schema.root_schema().get_fields();
+        let leaves_of = |root: usize| {
+            (0..schema.num_columns()).filter(move |&leaf| schema.get_column_root_idx(leaf) == root)
+        };
+        let mut decode_roots = Vec::new();
+        for field in output_schema.fields() {
+            let Some(root) = roots.iter().position(|r| r.name() == field.name()) else {
+                return Err(SkimError::internal(format!(
+                    "output column {} has no root",
+                    field.name()
+                )));
+            };
+            let wholly_kept =
+                cross.kept.is_some() && leaves_of(root).all(|l| cross.leaves.contains(&l));
+            if wholly_kept && cross.passed > 0 {
+                let kept = cross.kept.as_deref().unwrap_or_default();
+                let column = filtered_column(kept, &cross.masks, field.name())
+                    .map_err(|e| SkimError::from_arrow("taking cached filter columns", e))?;
+                cross.from_kept.insert(field.name().clone(), column);
+            } else if !wholly_kept {
+                decode_roots.push(root);
+            }
+        }
+        self.stage = if decode_roots.is_empty() || cross.passed == 0 {
+            Stage::FromKept
+        } else {
+            let mask = ProjectionMask::roots(schema, decode_roots);
+            Stage::Decode(build_plain_decoder(
+                &cross.file,
+                &cross.spec,
+                mask,
+                Some(selection),
+            )?)
+        };
+        Ok(())
+    }
+
+    /// Step 2 without a decoder: the next batch of kept output columns (or of row counts).
+    fn next_from_kept(&mut self) -> Result<Option<RecordBatch>> {
+        let batch_size = self.batch_size;
+        let schema = Arc::clone(self.projection.output_schema());
+        let cross = self.cross_mut()?;
+        let n = batch_size.min(cross.passed - cross.emitted);
+        if n == 0 {
+            return Ok(None);
+        }
+        let columns = schema
+            .fields()
+            .iter()
+            .map(|f| {
+                cross
+                    .from_kept
+                    .get(f.name())
+                    .map(|a| a.slice(cross.emitted, n))
+                    .ok_or_else(|| SkimError::internal(format!("no kept column {}", f.name())))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        cross.emitted += n;
+        batch_of(schema, columns, n).map(Some)
+    }
+
+    /// Step 2 with a decoder: its batch plus the same rows of the kept output columns, in the
+    /// requested order.
+    fn with_kept_columns(&mut self, batch: RecordBatch) -> Result<RecordBatch> {
+        let schema = Arc::clone(self.projection.output_schema());
+        let cross = self.cross_mut()?;
+        let n = batch.num_rows();
+        let columns = schema
+            .fields()
+            .iter()
+            .map(|f| match cross.from_kept.get(f.name()) {
+                Some(kept) if cross.emitted + n <= kept.len() => Ok(kept.slice(cross.emitted, n)),
+                Some(_) => Err(short_decode(
+                    (cross.emitted + n) as u64,
+                    cross.passed as u64,
+                    cross.spec.row_group_idx,
+                )),
+                None => batch.column_by_name(f.name()).cloned().ok_or_else(|| {
+                    SkimError::internal(format!("decoded batch lacks column {}", f.name()))
+                }),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        cross.emitted += n;
+        batch_of(schema, columns, n)
+    }
+
+    fn cross_mut(&mut self) -> Result<&mut CrossScan> {
+        self.cross
+            .as_mut()
+            .ok_or_else(|| SkimError::internal("cross-scan step on a fused task"))
+    }
+}
+
+fn batch_of(schema: SchemaRef, columns: Vec<ArrayRef>, rows: usize) -> Result<RecordBatch> {
+    RecordBatch::try_new_with_options(
+        schema,
+        columns,
+        &RecordBatchOptions::new().with_row_count(Some(rows)),
+    )
+    .map_err(|e| SkimError::from_arrow("assembling an output batch", e))
+}
+
+fn rows_of(n: i64) -> usize {
+    usize::try_from(n).unwrap_or(0)
+}
+
+fn short_decode(rows: u64, expected: u64, row_group_idx: usize) -> SkimError {
+    SkimError::Unsupported {
+        detail: format!(
+            "the decoder returned {rows} of the {expected} rows of row group {row_group_idx}; \
+             this file's layout is not decoded correctly by this build (arrow-rs), so no result \
+             is returned rather than a wrong one"
+        ),
     }
 }

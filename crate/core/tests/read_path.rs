@@ -329,6 +329,52 @@ fn aggregates_fold_inside_tasks_and_partials_add_up() {
 }
 
 #[test]
+fn count_star_reads_no_column_of_its_own() {
+    use parquet_skim_core::aggregate::AggregateSpec;
+
+    let file = sample_file();
+    let (parquet, _) = open(&file, 512 * 1024);
+    let count: Vec<AggregateSpec> = serde_json::from_str(r#"[{"fn":"count"}]"#).expect("json");
+    let total = |request: &ScanRequest| {
+        let plan = plan_scan(&parquet, request).expect("plan");
+        let rows: u64 = plan
+            .tasks
+            .iter()
+            .map(|task| run_task(&parquet, &file, task).partials.expect("partials")[0].count)
+            .sum();
+        (plan, rows)
+    };
+    // Without a filter the row counts come from the decoder alone: nothing is fetched.
+    let (plan, rows) = total(&ScanRequest {
+        aggregates: Some(count.clone()),
+        ..Default::default()
+    });
+    assert_eq!(rows, 10_000);
+    assert!(plan
+        .tasks
+        .iter()
+        .all(|t| t.filter_ranges.is_empty() && t.output_ranges.is_empty()));
+    // With a filter only its columns are read: no second phase.
+    let (plan, rows) = total(&ScanRequest {
+        filter: Some(parquet_skim_core::parse_sql("id < 1234 OR id >= 9000").expect("parse")),
+        aggregates: Some(count),
+        ..Default::default()
+    });
+    assert_eq!(rows, 1_234 + 1_000);
+    assert!(plan.tasks.iter().all(|t| t.output_ranges.is_empty()));
+    // A caller's empty column list is still refused.
+    let error = plan_scan(
+        &parquet,
+        &ScanRequest {
+            columns: Some(Vec::new()),
+            ..Default::default()
+        },
+    )
+    .expect_err("no columns");
+    assert_eq!(error.code(), "INVALID_ARGUMENT");
+}
+
+#[test]
 fn splitting_a_row_group_keeps_a_limit() {
     // Regression: the windows past a limit's last row used to select their whole range.
     let file = sample_file();

@@ -1,0 +1,330 @@
+//! Decoded filter columns that outlive a scan: one LRU cache per worker.
+//!
+//! The predicate cache inside a task (arrow-rs) saves decoding a filter column twice within one
+//! scan. A person exploring a file edits the filter and runs it again over the same columns;
+//! this cache saves fetching and decoding those columns again at all. A filtered task whose spec
+//! carries a `cacheKey` decodes its filter columns itself (see `task.rs`), keeps the batches, and
+//! the worker inserts them here when the task ends; the next task with the same key evaluates
+//! its (new) filter on the cached batches and fetches only the output pages that still hold rows.
+//!
+//! Keys name the bytes exactly — file identity (URL + ETag/Last-Modified/size, or a per-object id
+//! for `File`s and buffers), row group, the filter's leaf columns, and the task's row selection —
+//! so a changed file can never hit a stale entry: its identity differs.
+//!
+//! Size is counted by distinct buffers: arrays that share a buffer (string views over one data
+//! buffer, slices of one decoded page) count it once, and at its capacity, which is what the
+//! allocator holds. An entry larger than the budget is rejected; otherwise the least recently
+//! used entries are evicted until it fits, so the cache never holds more than its budget.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use arrow_array::{Array, RecordBatch};
+use arrow_schema::ArrowError;
+use serde::Serialize;
+
+/// Decoded filter columns of one task's rows: batches in row order.
+pub type CachedColumns = Arc<Vec<RecordBatch>>;
+
+/// Counters of a [`ColumnCache`], as the scan stats report them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CacheStats {
+    pub hits: u64,
+    pub misses: u64,
+    pub bytes_inserted: u64,
+    pub bytes_evicted: u64,
+    /// Bytes offered but not kept: an entry larger than the whole budget.
+    pub bytes_rejected: u64,
+    /// Most bytes held at once over the cache's life.
+    pub peak_bytes: u64,
+    /// Bytes held now.
+    pub bytes: u64,
+    pub entries: u64,
+    pub budget: u64,
+}
+
+struct Entry {
+    columns: CachedColumns,
+    bytes: u64,
+    last_used: u64,
+}
+
+/// A byte-bounded LRU of decoded filter columns.
+pub struct ColumnCache {
+    entries: HashMap<String, Entry>,
+    clock: u64,
+    stats: CacheStats,
+}
+
+impl ColumnCache {
+    /// An empty cache holding at most `budget` bytes.
+    pub fn new(budget: u64) -> Self {
+        Self {
+            entries: HashMap::new(),
+            clock: 0,
+            stats: CacheStats {
+                budget,
+                ..CacheStats::default()
+            },
+        }
+    }
+
+    /// Changes the budget, evicting least recently used entries until the cache fits it.
+    pub fn set_budget(&mut self, budget: u64) -> Vec<String> {
+        self.stats.budget = budget;
+        self.evict_until(budget)
+    }
+
+    /// The entry under `key`, counting a hit or a miss.
+    pub fn get(&mut self, key: &str) -> Option<CachedColumns> {
+        self.clock += 1;
+        match self.entries.get_mut(key) {
+            Some(entry) => {
+                entry.last_used = self.clock;
+                self.stats.hits += 1;
+                Some(Arc::clone(&entry.columns))
+            }
+            None => {
+                self.stats.misses += 1;
+                None
+            }
+        }
+    }
+
+    /// Whether `key` is cached (without counting or touching it).
+    pub fn contains(&self, key: &str) -> bool {
+        self.entries.contains_key(key)
+    }
+
+    /// Keeps `columns` under `key` if they fit the budget; returns the keys evicted to make room.
+    pub fn insert(&mut self, key: String, columns: CachedColumns) -> Vec<String> {
+        let bytes = memory_size(&columns);
+        if let Some(old) = self.entries.remove(&key) {
+            self.stats.bytes -= old.bytes;
+        }
+        if bytes > self.stats.budget {
+            self.stats.bytes_rejected += bytes;
+            self.stats.entries = self.entries.len() as u64;
+            return Vec::new();
+        }
+        let evicted = self.evict_until(self.stats.budget - bytes);
+        self.clock += 1;
+        self.entries.insert(
+            key,
+            Entry {
+                columns,
+                bytes,
+                last_used: self.clock,
+            },
+        );
+        self.stats.bytes += bytes;
+        self.stats.bytes_inserted += bytes;
+        self.stats.peak_bytes = self.stats.peak_bytes.max(self.stats.bytes);
+        self.stats.entries = self.entries.len() as u64;
+        evicted
+    }
+
+    /// Drops every entry whose key starts with `prefix` (a closed file's).
+    pub fn remove_prefix(&mut self, prefix: &str) -> Vec<String> {
+        let keys: Vec<String> = self
+            .entries
+            .keys()
+            .filter(|k| k.starts_with(prefix))
+            .cloned()
+            .collect();
+        for key in &keys {
+            if let Some(entry) = self.entries.remove(key) {
+                self.stats.bytes -= entry.bytes;
+                self.stats.bytes_evicted += entry.bytes;
+            }
+        }
+        self.stats.entries = self.entries.len() as u64;
+        keys
+    }
+
+    /// The counters now.
+    pub fn stats(&self) -> CacheStats {
+        self.stats.clone()
+    }
+
+    fn evict_until(&mut self, limit: u64) -> Vec<String> {
+        let mut evicted = Vec::new();
+        while self.stats.bytes > limit {
+            let Some(oldest) = self
+                .entries
+                .iter()
+                .min_by_key(|(_, e)| e.last_used)
+                .map(|(k, _)| k.clone())
+            else {
+                break;
+            };
+            if let Some(entry) = self.entries.remove(&oldest) {
+                self.stats.bytes -= entry.bytes;
+                self.stats.bytes_evicted += entry.bytes;
+            }
+            evicted.push(oldest);
+        }
+        self.stats.entries = self.entries.len() as u64;
+        evicted
+    }
+}
+
+/// Bytes the batches hold, each distinct buffer counted once at its capacity.
+pub fn memory_size(batches: &[RecordBatch]) -> u64 {
+    let mut seen = HashSet::new();
+    let mut total = 0u64;
+    for batch in batches {
+        for column in batch.columns() {
+            add_buffers(&column.to_data(), &mut seen, &mut total);
+        }
+    }
+    total
+}
+
+fn add_buffers(data: &arrow_data::ArrayData, seen: &mut HashSet<usize>, total: &mut u64) {
+    let nulls = data.nulls().map(|n| n.buffer());
+    for buffer in data.buffers().iter().chain(nulls) {
+        // A buffer is identified by its allocation (slices share it), counted at its capacity.
+        let key = buffer.data_ptr().as_ptr() as usize;
+        if seen.insert(key) {
+            *total += buffer.capacity().max(buffer.len()) as u64;
+        }
+    }
+    for child in data.child_data() {
+        add_buffers(child, seen, total);
+    }
+}
+
+/// A cache key: the file's identity, the row group, the filter's leaf columns and the task's
+/// row selection (hashed; run lists can be long).
+pub fn cache_key(
+    file_key: &str,
+    row_group: usize,
+    leaves: &[usize],
+    selection: Option<&[i64]>,
+) -> String {
+    let leaves: Vec<String> = leaves.iter().map(usize::to_string).collect();
+    let selection = match selection {
+        None => "all".to_string(),
+        Some(runs) => {
+            // FNV-1a over the run lengths.
+            let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+            for run in runs {
+                for byte in run.to_le_bytes() {
+                    hash ^= u64::from(byte);
+                    hash = hash.wrapping_mul(0x0100_0000_01b3);
+                }
+            }
+            format!("{hash:016x}/{}", runs.len())
+        }
+    };
+    format!(
+        "{file_key}\u{1f}rg{row_group}\u{1f}c{}\u{1f}s{selection}",
+        leaves.join(",")
+    )
+}
+
+/// Concatenates one column of cached batches, keeping only the rows `masks` select.
+pub fn filtered_column(
+    batches: &[RecordBatch],
+    masks: &[arrow_array::BooleanArray],
+    name: &str,
+) -> Result<arrow_array::ArrayRef, ArrowError> {
+    let mut parts = Vec::with_capacity(batches.len());
+    for (batch, mask) in batches.iter().zip(masks) {
+        let column = batch
+            .column_by_name(name)
+            .ok_or_else(|| ArrowError::SchemaError(format!("cached batch lacks column {name}")))?;
+        parts.push(arrow_select::filter::filter(column.as_ref(), mask)?);
+    }
+    let refs: Vec<&dyn Array> = parts.iter().map(AsRef::as_ref).collect();
+    match refs.first() {
+        None => Err(ArrowError::InvalidArgumentError("no cached batches".into())),
+        Some(_) => arrow_select::concat::concat(&refs),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Int64Array, StringViewArray};
+    use arrow_schema::{DataType, Field, Schema};
+
+    fn batch(rows: i64) -> RecordBatch {
+        let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, false)]));
+        RecordBatch::try_new(
+            schema,
+            vec![Arc::new(Int64Array::from_iter_values(0..rows))],
+        )
+        .expect("batch")
+    }
+
+    #[test]
+    fn evicts_least_recently_used_and_never_exceeds_the_budget() {
+        let one = memory_size(&[batch(1000)]);
+        let mut cache = ColumnCache::new(one * 2 + one / 2);
+        assert!(cache
+            .insert("a".into(), Arc::new(vec![batch(1000)]))
+            .is_empty());
+        assert!(cache
+            .insert("b".into(), Arc::new(vec![batch(1000)]))
+            .is_empty());
+        assert!(cache.get("a").is_some(), "touch a: b is now the oldest");
+        assert_eq!(
+            cache.insert("c".into(), Arc::new(vec![batch(1000)])),
+            vec!["b"]
+        );
+        assert!(cache.contains("a") && cache.contains("c") && !cache.contains("b"));
+        assert!(cache.get("b").is_none());
+        let stats = cache.stats();
+        assert_eq!((stats.hits, stats.misses, stats.entries), (1, 1, 2));
+        assert_eq!(stats.bytes, one * 2);
+        assert_eq!(stats.peak_bytes, one * 2);
+        assert_eq!(stats.bytes_evicted, one);
+        // Larger than the whole budget: rejected, nothing evicted for it.
+        assert!(cache
+            .insert("big".into(), Arc::new(vec![batch(10_000)]))
+            .is_empty());
+        assert!(!cache.contains("big"));
+        assert_eq!(cache.stats().bytes_rejected, memory_size(&[batch(10_000)]));
+        // A smaller budget evicts down to it.
+        assert_eq!(cache.set_budget(one).len(), 1);
+        assert!(cache.stats().bytes <= one);
+        assert_eq!(cache.remove_prefix("").len(), 1);
+        assert_eq!(cache.stats().bytes, 0);
+    }
+
+    #[test]
+    fn shared_buffers_count_once() {
+        let long: Vec<String> = (0..1000)
+            .map(|i| format!("a string longer than twelve {i}"))
+            .collect();
+        let views = StringViewArray::from_iter_values(long.iter());
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "s",
+            DataType::Utf8View,
+            false,
+        )]));
+        let whole = RecordBatch::try_new(schema, vec![Arc::new(views)]).expect("batch");
+        let halves = vec![whole.slice(0, 500), whole.slice(500, 500)];
+        assert_eq!(
+            memory_size(&halves),
+            memory_size(std::slice::from_ref(&whole))
+        );
+        assert!(memory_size(&halves) < 2 * memory_size(std::slice::from_ref(&whole)));
+    }
+
+    #[test]
+    fn keys_differ_by_file_row_group_columns_and_selection() {
+        let base = cache_key("u@etag1", 0, &[1, 2], None);
+        assert_ne!(base, cache_key("u@etag2", 0, &[1, 2], None));
+        assert_ne!(base, cache_key("u@etag1", 1, &[1, 2], None));
+        assert_ne!(base, cache_key("u@etag1", 0, &[1], None));
+        assert_ne!(base, cache_key("u@etag1", 0, &[1, 2], Some(&[10, -5])));
+        assert_ne!(
+            cache_key("f", 0, &[1], Some(&[10, -5])),
+            cache_key("f", 0, &[1], Some(&[10, -6]))
+        );
+    }
+}

@@ -1,0 +1,176 @@
+//! The cross-scan cache: a second scan with an edited filter on the same columns takes them from
+//! the worker's cache — it asks for no byte of them — and returns what the fused path returns.
+mod common;
+
+use std::collections::HashSet;
+
+use arrow_ipc::reader::StreamReader;
+use arrow_schema::SchemaRef;
+use common::{open, sample_file, scan, slice};
+use parquet_skim_core::column_cache::ColumnCache;
+use parquet_skim_core::{parse_sql, ScanRequest, TaskDecoder, TaskOutput, TaskRun};
+
+fn request(filter: &str, file_key: &str) -> ScanRequest {
+    ScanRequest {
+        columns: Some(vec!["name".into(), "id".into(), "s".into()]),
+        filter: Some(parse_sql(filter).expect("parse")),
+        file_key: Some(file_key.into()),
+        column_cache_bytes: Some(64 << 20),
+        ..Default::default()
+    }
+}
+
+/// Runs a scan as one worker would: cache lookups by `cacheKey`, nothing pushed up front for a
+/// hit, every ask answered and recorded; inserts what tasks collected.
+fn run(
+    parquet: &parquet_skim_core::ParquetFile,
+    file: &bytes::Bytes,
+    request: &ScanRequest,
+    cache: &mut ColumnCache,
+) -> (
+    Vec<arrow_array::RecordBatch>,
+    Vec<std::ops::Range<u64>>,
+    usize,
+) {
+    let plan = parquet_skim_core::plan_scan(parquet, request).expect("plan");
+    let (mut batches, mut asked, mut hits) = (Vec::new(), Vec::new(), 0);
+    for task in &plan.tasks {
+        let key = task
+            .spec
+            .cache_key
+            .clone()
+            .expect("filtered tasks of a keyed file have a key");
+        let cached = cache.get(&key);
+        let hit = cached.is_some();
+        let mut decoder = TaskDecoder::try_new_cached(parquet, &task.spec, cached).expect("task");
+        if !hit {
+            for r in &task.filter_ranges {
+                decoder
+                    .push(r.start..r.end, slice(file, &(r.start..r.end)))
+                    .expect("push");
+            }
+        }
+        let output: TaskOutput = loop {
+            match decoder.run().expect("run") {
+                TaskRun::Done(output) => break output,
+                TaskRun::NeedsRanges(ranges) => {
+                    for r in ranges {
+                        decoder.push(r.clone(), slice(file, &r)).expect("push");
+                        asked.push(r);
+                    }
+                }
+            }
+        };
+        assert_eq!(output.cache_hit, hit);
+        hits += usize::from(hit);
+        if let Some(columns) = output.collected {
+            cache.insert(key, columns);
+        }
+        let reader = StreamReader::try_new(std::io::Cursor::new(output.ipc), None).expect("ipc");
+        batches.extend(reader.map(|b| b.expect("batch")));
+    }
+    (batches, asked, hits)
+}
+
+fn concat(schema: &SchemaRef, batches: &[arrow_array::RecordBatch]) -> arrow_array::RecordBatch {
+    arrow_select::concat::concat_batches(schema, batches).expect("concat")
+}
+
+#[test]
+fn an_edited_filter_reuses_the_decoded_filter_column_without_fetching_it() {
+    let file = sample_file();
+    let (parquet, _) = open(&file, 512 * 1024);
+    let mut cache = ColumnCache::new(64 << 20);
+    let name_leaf = 1;
+    let name_ranges: Vec<_> = parquet
+        .metadata()
+        .row_groups()
+        .iter()
+        .map(|rg| {
+            let (start, len) = rg.column(name_leaf).byte_range();
+            start..start + len
+        })
+        .collect();
+    let touches_name = |r: &std::ops::Range<u64>| {
+        name_ranges
+            .iter()
+            .any(|n| r.start < n.end && n.start < r.end)
+    };
+
+    // First scan: a miss everywhere; the name column is decoded and kept.
+    let first = request("name LIKE '%77%'", "sample@v1");
+    let (batches, _, hits) = run(&parquet, &file, &first, &mut cache);
+    assert_eq!(hits, 0);
+    let fused = ScanRequest {
+        file_key: None,
+        ..first.clone()
+    };
+    let expected = scan(&parquet, &file, &fused);
+    let schema = expected[0].schema();
+    assert_eq!(concat(&schema, &batches), concat(&schema, &expected));
+    let stats = cache.stats();
+    assert_eq!((stats.misses, stats.entries), (3, 3));
+    assert!(stats.bytes > 0 && stats.bytes <= stats.budget);
+
+    // Edited filter, same column: every task hits, no byte of `name` is asked for, and the rows
+    // equal the fused path's. `name` is also projected: it comes from the cache.
+    let edited = request("name LIKE '%123%'", "sample@v1");
+    let (batches, asked, hits) = run(&parquet, &file, &edited, &mut cache);
+    assert_eq!(hits, 3);
+    assert!(!asked.is_empty(), "the other output columns are fetched");
+    assert!(
+        asked.iter().all(|r| !touches_name(r)),
+        "asked for name pages: {asked:?}"
+    );
+    let expected = scan(
+        &parquet,
+        &file,
+        &ScanRequest {
+            file_key: None,
+            ..edited.clone()
+        },
+    );
+    assert_eq!(concat(&schema, &batches), concat(&schema, &expected));
+    let ids: HashSet<i64> = common::ids(&batches, "id").into_iter().collect();
+    assert_eq!(
+        ids.len(),
+        (0..10_000)
+            .filter(|i| i.to_string().contains("123"))
+            .count()
+    );
+
+    // The same file under another version never hits.
+    let changed = request("name LIKE '%123%'", "sample@v2");
+    let (_, _, hits) = run(&parquet, &file, &changed, &mut cache);
+    assert_eq!(hits, 0);
+    assert_eq!(cache.stats().hits, 3);
+}
+
+#[test]
+fn over_budget_filter_columns_are_not_kept_and_results_do_not_change() {
+    let file = sample_file();
+    let (parquet, _) = open(&file, 512 * 1024);
+    let mut cache = ColumnCache::new(64 << 20);
+    let tiny = ScanRequest {
+        column_cache_bytes: Some(1024),
+        ..request("name LIKE '%5%' AND id > 100", "sample@v1")
+    };
+    let plan = parquet_skim_core::plan_scan(&parquet, &tiny).expect("plan");
+    for task in &plan.tasks {
+        let output = common::run_task(&parquet, &file, task);
+        assert!(output.collected.is_none());
+        assert!(output.cache_rejected_bytes > 1024);
+    }
+    let (batches, _, _) = run(&parquet, &file, &tiny, &mut cache);
+    assert_eq!(cache.stats().entries, 0);
+    let expected = scan(
+        &parquet,
+        &file,
+        &ScanRequest {
+            file_key: None,
+            ..tiny.clone()
+        },
+    );
+    let schema = expected[0].schema();
+    assert_eq!(concat(&schema, &batches), concat(&schema, &expected));
+}
