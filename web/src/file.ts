@@ -78,6 +78,8 @@ export class ParquetFile {
     private readonly source: Source,
     private readonly handle: ParquetFileHandle,
     fileId: number,
+    /** The identity of the file's bytes (keys the workers' cross-scan caches). */
+    private readonly fileKey: string,
   ) {
     this.schema = schemaFromIpc(handle.schemaIpc());
     this.metadata = JSON.parse(handle.summary()) as FileMetadata;
@@ -127,9 +129,16 @@ export class ParquetFile {
     this.context.assertOpen();
     if (this.closed) throw new ParquetSkimError('DISPOSED', 'the file was closed; open it again');
     try {
-      // The reader's one cache budget, shared by the tasks that run at once.
-      const predicateCacheBytes = Math.floor(this.context.cacheBytes / Math.max(1, this.context.executor.tasksAlive));
-      fields = { ...fields, predicateCacheBytes };
+      // The reader's one cache budget: split among the tasks alive at once for arrow-rs's
+      // in-task predicate cache, and among the workers for their cross-scan caches.
+      const { cacheBytes, executor } = this.context;
+      const predicateCacheBytes = Math.floor(cacheBytes / Math.max(1, executor.tasksAlive));
+      const columnCacheBytes = Math.floor(cacheBytes / Math.max(1, executor.concurrency));
+      fields = {
+        ...fields,
+        predicateCacheBytes,
+        ...(columnCacheBytes > 0 ? { fileKey: this.fileKey, columnCacheBytes } : {}),
+      };
       let request = JSON.stringify(fields);
       let plan = JSON.parse(this.handle.planScan(request)) as ReadPlan;
       const workers = this.context.executor.concurrency;
@@ -138,7 +147,7 @@ export class ParquetFile {
         request = JSON.stringify({ ...fields, targetTaskRows });
         plan = JSON.parse(this.handle.planScan(request)) as ReadPlan;
       }
-      return { request, plan, stats: statsOf(plan) };
+      return { request, plan, stats: statsOf(plan, this.context) };
     } catch (error) {
       throw toSkimError(error);
     }
@@ -183,7 +192,7 @@ export class ParquetFile {
         if (chunks.length > 0) {
           for (const chunk of chunks) this.handle.pushBloom(chunk.start, chunk.data);
           plan = JSON.parse(this.handle.planScan(request)) as ReadPlan;
-          Object.assign(stats, statsOf(plan));
+          Object.assign(stats, statsOf(plan, this.context));
         }
       }
       const results = runPlan(plan, {
@@ -198,6 +207,19 @@ export class ParquetFile {
           stats.tasksDone += 1;
           stats.decodeMs += result.decodeMs;
           stats.rowsFromPredicateCache += result.rowsFromCache;
+          const cache = stats.columnCache;
+          if (result.cache !== undefined) {
+            if (result.cache.hit) cache.hits += 1;
+            else cache.misses += 1;
+          }
+          if (result.cacheDelta !== undefined) {
+            cache.bytesInserted += result.cacheDelta.bytesInserted;
+            cache.bytesEvicted += result.cacheDelta.bytesEvicted;
+            cache.bytesRejected += result.cacheDelta.bytesRejected;
+          }
+          const bytes = this.context.executor.cachedBytes();
+          cache.series.push({ ms: performance.now() - started, bytes });
+          cache.peakBytes = Math.max(cache.peakBytes, bytes);
         },
       });
       for await (const result of results) {
@@ -319,7 +341,8 @@ export interface AggregateResult<K extends string> {
   stats: ScanStats;
 }
 
-function statsOf(plan: ReadPlan): ScanStats {
+function statsOf(plan: ReadPlan, context: { cacheBytes: number; executor: Executor }): ScanStats {
+  const cachedBytes = context.executor.cachedBytes();
   const byteSum = (ranges: Array<{ start: number; end: number }>) =>
     ranges.reduce((sum, r) => sum + r.end - r.start, 0);
   return {
@@ -345,6 +368,16 @@ function statsOf(plan: ReadPlan): ScanStats {
     decodeMs: 0,
     ipcMs: 0,
     elapsedMs: 0,
+    columnCache: {
+      hits: 0,
+      misses: 0,
+      bytesInserted: 0,
+      bytesEvicted: 0,
+      bytesRejected: 0,
+      peakBytes: cachedBytes,
+      budgetBytes: context.cacheBytes,
+      series: [{ ms: 0, bytes: cachedBytes }],
+    },
   };
 }
 

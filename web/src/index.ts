@@ -42,4 +42,4 @@ export {
   Reader,
   type ReaderOptions,
 } from './reader.js';
-export { Scan, type ScanStats } from './scan.js';
+export { type ColumnCacheStats, Scan, type ScanStats } from './scan.js';

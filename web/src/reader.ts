@@ -97,6 +97,7 @@ export class Reader {
     try {
       const handle = (await wasmSource.open(footerReadBytes)) as ParquetFileHandle;
       this.assertOpen();
+      const fileId = this.nextFileId++;
       return new ParquetFile(
         {
           io: this.io,
@@ -108,7 +109,8 @@ export class Reader {
         },
         wasmSource,
         handle,
-        this.nextFileId++,
+        fileId,
+        fileKeyOf(source, wasmSource.version, handle.fileLen),
       );
     } catch (error) {
       throw toSkimError(error);
@@ -154,6 +156,37 @@ export class Reader {
     }
     throw invalidArgument('source', 'a URL, a Blob/File, an ArrayBuffer or a Uint8Array', source);
   }
+}
+
+/** Ids of the `Blob`s opened, which have no identity but themselves. */
+const blobIds = new WeakMap<Blob, number>();
+let nextBlobId = 1;
+/**
+ * Openings, counted across every reader of this page or process: readers share nothing, but in
+ * Node they share one WebAssembly instance — and so its cache — so keys must be unique here.
+ */
+let nextOpening = 1;
+
+/**
+ * The identity of a file's bytes, which keys the workers' cross-scan caches: a URL with its
+ * ETag/Last-Modified and size (a changed file gets a new key, so it never hits stale entries);
+ * without a validator, or for bytes the caller could still change, this one opening only.
+ */
+function fileKeyOf(source: ParquetSource, version: string | undefined, size: number): string {
+  const opening = nextOpening++;
+  if (typeof source === 'string' || source instanceof URL) {
+    const url = resolveUrl(source);
+    return version === undefined ? `url ${url} ${size} open#${opening}` : `url ${url} ${version} ${size}`;
+  }
+  if (typeof Blob !== 'undefined' && source instanceof Blob) {
+    let id = blobIds.get(source);
+    if (id === undefined) {
+      id = nextBlobId++;
+      blobIds.set(source, id);
+    }
+    return `blob#${id} ${size}`;
+  }
+  return `bytes open#${opening} ${size}`;
 }
 
 function resolveUrl(source: string | URL): string {

@@ -45,6 +45,29 @@ export interface ScanStats {
   ipcMs: number;
   /** Wall time from the first pull to the end. */
   elapsedMs: number;
+  /** The workers' cross-scan cache of decoded filter columns, during this scan. */
+  columnCache: ColumnCacheStats;
+}
+
+/**
+ * The cross-scan cache during one scan. Each worker keeps the filter columns its tasks decoded
+ * (an LRU within its share of the reader's `cacheBytes`); a later scan of the same file and
+ * filter columns takes them from there instead of fetching and decoding them.
+ */
+export interface ColumnCacheStats {
+  /** Filtered tasks whose filter columns came from a worker's cache / had to be decoded. */
+  hits: number;
+  misses: number;
+  /** Bytes added to, evicted from, and decoded but not kept by (over budget) the caches. */
+  bytesInserted: number;
+  bytesEvicted: number;
+  bytesRejected: number;
+  /** Most bytes all workers' caches held together during the scan; never above `budgetBytes`. */
+  peakBytes: number;
+  /** The caches' budget: the reader's `cacheBytes` (0: off). */
+  budgetBytes: number;
+  /** Bytes all caches held, at the start and after each task: milliseconds since the start. */
+  series: Array<{ ms: number; bytes: number }>;
 }
 
 /** The batches of a scan. */

@@ -125,6 +125,11 @@ impl ColumnCache {
         evicted
     }
 
+    /// Counts bytes a task decoded but could not keep (over budget while collecting).
+    pub fn note_rejected(&mut self, bytes: u64) {
+        self.stats.bytes_rejected += bytes;
+    }
+
     /// Drops every entry whose key starts with `prefix` (a closed file's).
     pub fn remove_prefix(&mut self, prefix: &str) -> Vec<String> {
         let keys: Vec<String> = self

@@ -267,9 +267,11 @@ impl TaskDecoder {
                         self.collect(batch)?;
                         continue;
                     }
-                    let batch = match self.cross.is_some() {
-                        true => self.with_kept_columns(batch)?,
-                        false => self.projection.apply(batch)?,
+                    let batch = match (&self.stage, self.cross.is_some()) {
+                        // Assembled from the kept columns already.
+                        (Stage::FromKept, _) => batch,
+                        (_, true) => self.with_kept_columns(batch)?,
+                        (_, false) => self.projection.apply(batch)?,
                     };
                     self.emit(batch)?;
                 }

@@ -174,3 +174,39 @@ fn over_budget_filter_columns_are_not_kept_and_results_do_not_change() {
     let schema = expected[0].schema();
     assert_eq!(concat(&schema, &batches), concat(&schema, &expected));
 }
+
+/// Regression: output columns that are all filter columns come from the kept batches alone
+/// (they were once sliced twice). A page selection and a second, cached run agree too.
+#[test]
+fn output_of_only_filter_columns_under_a_page_selection() {
+    let file = common::parquet_testing("alltypes_tiny_pages.parquet");
+    let (parquet, _) = open(&file, 512 * 1024);
+    let mut cache = ColumnCache::new(64 << 20);
+    let request = ScanRequest {
+        columns: Some(vec!["id".into()]),
+        filter: Some(parse_sql("id BETWEEN 100 AND 200").expect("parse")),
+        file_key: Some("tiny".into()),
+        column_cache_bytes: Some(64 << 20),
+        ..Default::default()
+    };
+    let plan = parquet_skim_core::plan_scan(&parquet, &request).expect("plan");
+    assert!(
+        plan.tasks.iter().all(|t| t.spec.selection.is_some()),
+        "pages pruned"
+    );
+    let expected = scan(
+        &parquet,
+        &file,
+        &ScanRequest {
+            file_key: None,
+            ..request.clone()
+        },
+    );
+    let schema = expected[0].schema();
+    for expect_hits in [0, plan.tasks.len()] {
+        let (batches, _, hits) = run(&parquet, &file, &request, &mut cache);
+        assert_eq!(hits, expect_hits);
+        assert_eq!(concat(&schema, &batches), concat(&schema, &expected));
+    }
+    assert_eq!(concat(&schema, &expected).num_rows(), 101);
+}

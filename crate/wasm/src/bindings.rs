@@ -13,11 +13,13 @@ use std::rc::Rc;
 
 use bytes::Bytes;
 use js_sys::{Array, Object, Promise, Reflect, Uint8Array};
+use parquet_skim_core::column_cache::{CacheStats, ColumnCache};
 use parquet_skim_core::{
     bloom_ranges_for, bytes_cache::ByteCache, ipc::schema_to_ipc, plan_scan_with_blooms,
     projection::Projection, FileSummary, LoadStep, MetadataLoader, ParquetFile, ScanRequest,
     SkimError, TaskDecoder, TaskRun, TaskSpec,
 };
+use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 use web_sys::{AbortSignal, Blob};
@@ -267,10 +269,32 @@ impl JsFile {
     }
 }
 
+thread_local! {
+    /// This thread's (worker's) cross-scan cache of decoded filter columns. Its budget is the
+    /// one the latest task's spec carries (the reader's share per worker).
+    static COLUMN_CACHE: RefCell<ColumnCache> = RefCell::new(ColumnCache::new(0));
+}
+
+/// What a finished task did with the worker's cross-scan cache.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CacheReport {
+    key: Option<String>,
+    hit: bool,
+    /// The task's filter columns were kept under `key`.
+    inserted: bool,
+    /// Keys evicted for room (or by a smaller budget).
+    evicted: Vec<String>,
+    rejected_bytes: u64,
+    stats: CacheStats,
+}
+
 /// One read task being decoded.
 #[wasm_bindgen(js_name = Task)]
 pub struct JsTask {
     decoder: TaskDecoder,
+    cache_key: Option<String>,
+    evicted: Vec<String>,
 }
 
 #[wasm_bindgen(js_class = Task)]
@@ -279,7 +303,18 @@ impl JsTask {
     #[wasm_bindgen(constructor)]
     pub fn new(file: &JsFile, spec: &str) -> Result<JsTask, JsValue> {
         let spec: TaskSpec = js_result(parse_json("task", spec))?;
-        js_result(TaskDecoder::try_new(&file.file, &spec)).map(|decoder| JsTask { decoder })
+        let mut evicted = Vec::new();
+        let cached = spec.cache_key.as_deref().and_then(|key| {
+            COLUMN_CACHE.with_borrow_mut(|cache| {
+                evicted = cache.set_budget(spec.column_cache_bytes);
+                cache.get(key)
+            })
+        });
+        js_result(TaskDecoder::try_new_cached(&file.file, &spec, cached)).map(|decoder| JsTask {
+            decoder,
+            cache_key: spec.cache_key.clone(),
+            evicted,
+        })
     }
 
     /// Gives the task bytes `start..start + data.length` of the file.
@@ -315,6 +350,33 @@ impl JsTask {
                     let json = serde_json::to_string(partials)
                         .map_err(|e| to_js(&SkimError::internal(e.to_string())))?;
                     Reflect::set(&out, &"partials".into(), &json.into())?;
+                }
+                if let Some(key) = self.cache_key.take() {
+                    let mut evicted = std::mem::take(&mut self.evicted);
+                    let (inserted, stats) = COLUMN_CACHE.with_borrow_mut(|cache| {
+                        let inserted = match output.collected {
+                            Some(columns) => {
+                                evicted.extend(cache.insert(key.clone(), columns));
+                                cache.contains(&key)
+                            }
+                            None => {
+                                cache.note_rejected(output.cache_rejected_bytes);
+                                false
+                            }
+                        };
+                        (inserted, cache.stats())
+                    });
+                    let report = CacheReport {
+                        key: Some(key),
+                        hit: output.cache_hit,
+                        inserted,
+                        evicted,
+                        rejected_bytes: output.cache_rejected_bytes,
+                        stats,
+                    };
+                    let json = serde_json::to_string(&report)
+                        .map_err(|e| to_js(&SkimError::internal(e.to_string())))?;
+                    Reflect::set(&out, &"cache".into(), &json.into())?;
                 }
             }
         }

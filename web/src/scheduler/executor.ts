@@ -3,7 +3,8 @@
  * task's prefetched chunks, asking for more bytes through `fetchMore` if the decoder needs them.
  * Implemented by {@link WorkerPool} (browsers) and {@link InlineExecutor} (Node, or `workers: 0`).
  */
-import type { Chunk } from '../worker/protocol.js';
+import type { CacheReport, Chunk } from '../worker/protocol.js';
+import type { CacheDelta } from './cache-keys.js';
 
 /** A file as a task host needs it: identity and footer bytes. */
 export interface FileFooter {
@@ -18,6 +19,8 @@ export interface TaskJob {
   file: FileFooter;
   /** JSON of the planned task spec. */
   spec: string;
+  /** The spec's cross-scan cache key: the pool prefers the worker that holds it. */
+  cacheKey?: string;
   /** Prefetched bytes (transferred to the worker: the caller must not reuse them). */
   chunks: Chunk[];
   /** Reads more bytes: flat `[start, end, …]` ranges. */
@@ -35,6 +38,9 @@ export interface TaskResult {
   partials?: string;
   /** Output rows of filter columns served from the predicate cache instead of decoded twice. */
   rowsFromCache: number;
+  /** Tasks with a cache key: what the worker's cross-scan cache did, and how its counters moved. */
+  cache?: CacheReport;
+  cacheDelta?: CacheDelta;
 }
 
 /** Runs tasks. */
@@ -47,6 +53,13 @@ export interface Executor {
    */
   readonly tasksAlive: number;
   run(job: TaskJob): Promise<TaskResult>;
+  /**
+   * Whether some worker's cross-scan cache holds `cacheKey` (then the task's filter columns
+   * need not be fetched: it is routed to that worker).
+   */
+  holds(cacheKey: string): boolean;
+  /** Bytes held by all workers' cross-scan caches, as last reported. */
+  cachedBytes(): number;
   /** Forgets a file's footer wherever it was sent. */
   closeFile(fileId: number): void;
   /** Ends all work; pending tasks reject with `DISPOSED`. */

@@ -6,6 +6,7 @@ import { ParquetSkimError, throwIfAborted, toSkimError } from '../errors.js';
 import type { Wasm } from '../wasm-loader.js';
 import type { HostResponse } from '../worker/protocol.js';
 import { TaskHost } from '../worker/task-host.js';
+import { CacheKeys } from './cache-keys.js';
 import type { Executor, TaskJob, TaskResult } from './executor.js';
 
 /** An executor without workers. */
@@ -14,6 +15,7 @@ export class InlineExecutor implements Executor {
   readonly tasksAlive = 1;
   private readonly host: TaskHost;
   private readonly opened = new Set<number>();
+  private readonly cache = new CacheKeys();
   private nextTaskId = 1;
   private disposed = false;
   /** Tasks run one at a time: decoding is synchronous, so interleaving would gain nothing. */
@@ -49,8 +51,18 @@ export class InlineExecutor implements Executor {
       for (;;) {
         const answer = check(response);
         if (answer?.kind === 'done') {
-          const { ipc, rows, batches, decodeMs, partials, rowsFromCache } = answer;
-          return { ipc, rows, batches, decodeMs, rowsFromCache, ...(partials !== undefined ? { partials } : {}) };
+          const { ipc, rows, batches, decodeMs, partials, rowsFromCache, cache } = answer;
+          const cacheDelta = this.cache.update(cache);
+          return {
+            ipc,
+            rows,
+            batches,
+            decodeMs,
+            rowsFromCache,
+            ...(partials !== undefined ? { partials } : {}),
+            ...(cache !== undefined ? { cache } : {}),
+            ...(cacheDelta !== undefined ? { cacheDelta } : {}),
+          };
         }
         if (answer?.kind !== 'needs') throw new ParquetSkimError('INTERNAL', `unexpected host answer ${answer?.kind}`);
         const chunks = await job.fetchMore(answer.ranges);
@@ -61,6 +73,14 @@ export class InlineExecutor implements Executor {
       // A task that did not finish (abort, failed read) must not keep its bytes and decoder.
       this.host.handle({ kind: 'dropTask', taskId });
     }
+  }
+
+  holds(cacheKey: string): boolean {
+    return this.cache.has(cacheKey);
+  }
+
+  cachedBytes(): number {
+    return this.cache.bytes;
   }
 
   closeFile(fileId: number): void {

@@ -20,6 +20,7 @@
  */
 import { abortReason, ParquetSkimError, toSkimError } from '../errors.js';
 import { type HostRequest, type HostResponse, transferablesOf } from '../worker/protocol.js';
+import { CacheKeys } from './cache-keys.js';
 import type { Executor, TaskJob, TaskResult } from './executor.js';
 
 interface Job {
@@ -40,6 +41,8 @@ interface Slot {
   files: Set<number>;
   /** Tasks living in this worker, decoding or waiting for bytes. */
   jobs: Job[];
+  /** What the worker's cross-scan cache holds. */
+  cache: CacheKeys;
   /** Whether the worker's script loaded and answered `init`. */
   ready: boolean;
 }
@@ -139,7 +142,7 @@ export class WorkerPool implements Executor {
         ? new Worker(new URL('../worker/entry.js', import.meta.url), { type: 'module', name: 'parquet-skim' })
         : new Worker(this.workerUrl, { type: 'module', name: 'parquet-skim' });
     this.workersStarted += 1;
-    const slot: Slot = { worker, files: new Set(), jobs: [], ready: false };
+    const slot: Slot = { worker, files: new Set(), jobs: [], cache: new CacheKeys(), ready: false };
     worker.onmessage = (event: MessageEvent<HostResponse>) => this.onMessage(slot, event.data);
     worker.onerror = (event) => {
       event.preventDefault();
@@ -154,14 +157,53 @@ export class WorkerPool implements Executor {
     slot.worker.postMessage(request, transfer);
   }
 
+  holds(cacheKey: string): boolean {
+    return this.slots.some((slot) => slot.cache.has(cacheKey));
+  }
+
+  cachedBytes(): number {
+    return this.slots.reduce((sum, slot) => sum + slot.cache.bytes, 0);
+  }
+
   /** Hands queued jobs to workers that have nothing to decode and room for another task. */
   private pump(): void {
-    for (const slot of this.slots) {
-      if (slot.jobs.some((j) => j.posted) || slot.jobs.length >= TASKS_PER_WORKER) continue;
-      const job = this.queue.shift();
-      if (job === undefined) return;
-      this.start(slot, job);
+    const free = (slot: Slot) => !slot.jobs.some((j) => j.posted) && slot.jobs.length < TASKS_PER_WORKER;
+    for (let started = true; started && this.queue.length > 0; ) {
+      started = false;
+      for (const slot of this.slots) {
+        if (!free(slot)) continue;
+        const index = this.pickFor(slot);
+        const [job] = index < 0 ? [] : this.queue.splice(index, 1);
+        if (job === undefined) continue;
+        this.start(slot, job);
+        started = true;
+      }
     }
+  }
+
+  /**
+   * Affinity: `slot` takes the first queued job whose filter columns its cache holds, else the
+   * first no worker's cache holds. A job another worker caches waits for that worker — a cached
+   * task is cheap, a stolen one fetches and decodes its filter columns again — unless that
+   * worker has a backlog of two or more: then `slot` takes the last of them, so no worker idles
+   * behind a long queue.
+   */
+  private pickFor(slot: Slot): number {
+    const holder = (j: Job) =>
+      j.task.cacheKey === undefined ? undefined : this.slots.find((s) => s.cache.has(j.task.cacheKey as string));
+    const mine = this.queue.findIndex((j) => holder(j) === slot);
+    if (mine >= 0) return mine;
+    const unclaimed = this.queue.findIndex((j) => holder(j) === undefined);
+    if (unclaimed >= 0) return unclaimed;
+    const backlog = new Map<Slot, number[]>();
+    this.queue.forEach((j, i) => {
+      const h = holder(j);
+      if (h !== undefined) backlog.set(h, [...(backlog.get(h) ?? []), i]);
+    });
+    for (const indexes of backlog.values()) {
+      if (indexes.length >= 2) return indexes[indexes.length - 1] as number;
+    }
+    return -1;
   }
 
   private start(slot: Slot, job: Job): void {
@@ -221,8 +263,9 @@ export class WorkerPool implements Executor {
         );
         return;
       }
-      case 'done':
+      case 'done': {
         if (job === null) return;
+        const cacheDelta = slot.cache.update(message.cache);
         this.detach(job);
         this.settle(job, {
           result: {
@@ -231,11 +274,14 @@ export class WorkerPool implements Executor {
             batches: message.batches,
             decodeMs: message.decodeMs,
             rowsFromCache: message.rowsFromCache,
+            ...(message.cache !== undefined ? { cache: message.cache } : {}),
+            ...(cacheDelta !== undefined ? { cacheDelta } : {}),
             ...(message.partials !== undefined ? { partials: message.partials } : {}),
           },
         });
         this.pump();
         return;
+      }
       case 'failed': {
         if (message.taskId === null) {
           // Not about a task: the worker could not instantiate the core, so it is useless.

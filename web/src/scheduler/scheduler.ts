@@ -16,7 +16,14 @@ import type { Executor, FileFooter, TaskResult } from './executor.js';
 
 /** A planned task, as the core's planner returns it. */
 export interface PlannedTask {
-  spec: { taskIdx: number; rowGroupIdx: number; filter: unknown | null; batchSize: number };
+  spec: {
+    taskIdx: number;
+    rowGroupIdx: number;
+    filter: unknown | null;
+    batchSize: number;
+    /** Filtered tasks of a file with an identity: its worker cross-scan cache entry. */
+    cacheKey?: string | null;
+  };
   /** Phase 1: pages of the filter columns (empty without a filter). */
   filterRanges: ByteRange[];
   /** Phase 2: the output-only columns; with a filter, an upper bound read on demand. */
@@ -115,13 +122,17 @@ export async function* runPlan(plan: ReadPlan, context: ScanContext): AsyncGener
 async function runTask(task: PlannedTask, context: ScanContext, signal: AbortSignal): Promise<TaskResult> {
   const { io, reader, cost } = context;
   // Two-phase I/O: with a filter, only the filter columns are fetched up front; the decoder asks
-  // for output pages once it knows which rows survived.
+  // for output pages once it knows which rows survived. Filter columns a worker's cross-scan
+  // cache holds are not fetched at all: the task goes to that worker.
   const filtered = task.spec.filter !== null;
-  const prefetch = filtered ? task.filterRanges : task.outputRanges;
+  const cacheKey = task.spec.cacheKey ?? undefined;
+  const cached = cacheKey !== undefined && context.executor.holds(cacheKey);
+  const prefetch = cached ? [] : filtered ? task.filterRanges : task.outputRanges;
   const chunks = await io.read(reader, prefetch, signal, filtered ? cost.filter : cost.output);
   return context.executor.run({
     file: context.file,
     spec: JSON.stringify(task.spec),
+    ...(cacheKey !== undefined ? { cacheKey } : {}),
     chunks,
     fetchMore: (flat: number[]): Promise<Chunk[]> => io.read(reader, pairs(flat), signal, cost.output),
     signal,

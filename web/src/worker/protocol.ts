@@ -38,8 +38,40 @@ export type HostResponse =
       partials?: string;
       /** Output rows of filter columns served from the predicate cache. */
       rowsFromCache: number;
+      /** Tasks with a cache key: what the worker's cross-scan cache did. */
+      cache?: CacheReport;
     }
   | { kind: 'failed'; taskId: number | null; error: SerializedError };
+
+/** Counters of a worker's cross-scan cache of decoded filter columns. */
+export interface CacheCounters {
+  hits: number;
+  misses: number;
+  bytesInserted: number;
+  bytesEvicted: number;
+  /** Bytes decoded but not kept: they outgrew the budget. */
+  bytesRejected: number;
+  /** Most bytes held at once over the worker's life. */
+  peakBytes: number;
+  /** Bytes held now. */
+  bytes: number;
+  entries: number;
+  budget: number;
+}
+
+/** What one task did with its worker's cross-scan cache. */
+export interface CacheReport {
+  key: string;
+  /** Its filter columns came from the cache: none were fetched or decoded. */
+  hit: boolean;
+  /** Its filter columns are now cached under `key`. */
+  inserted: boolean;
+  /** Keys evicted to make room. */
+  evicted: string[];
+  rejectedBytes: number;
+  /** The worker's cache after the task. */
+  stats: CacheCounters;
+}
 
 /** The `ArrayBuffer`s of `chunks`, for the transfer list of `postMessage`. */
 export function transferablesOf(chunks: readonly Chunk[]): ArrayBuffer[] {

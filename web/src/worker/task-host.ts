@@ -11,7 +11,7 @@
 import { serializeError } from '../errors.js';
 import type { ParquetFileHandle, Task } from '../wasm/parquet_skim_wasm.js';
 import type { Wasm } from '../wasm-loader.js';
-import type { Chunk, HostRequest, HostResponse } from './protocol.js';
+import type { CacheReport, Chunk, HostRequest, HostResponse } from './protocol.js';
 
 type FileHandle = ParquetFileHandle;
 
@@ -80,6 +80,7 @@ export class TaskHost {
       batches?: number;
       partials?: string;
       rowsFromCache?: number;
+      cache?: string;
     };
     if (result.needs !== undefined) return { kind: 'needs', taskId, ranges: result.needs };
     this.finish(taskId);
@@ -93,6 +94,7 @@ export class TaskHost {
       decodeMs: performance.now() - started,
       rowsFromCache: result.rowsFromCache ?? 0,
       ...(result.partials !== undefined ? { partials: result.partials } : {}),
+      ...(result.cache !== undefined ? { cache: JSON.parse(result.cache) as CacheReport } : {}),
     };
   }
 

@@ -1,0 +1,123 @@
+/**
+ * The workers' cross-scan cache of decoded filter columns, in Chromium against the range server:
+ * an edited filter on the same column fetches and decodes none of it again, results equal a
+ * reader without the cache, the budget holds, and a changed file (new ETag) never hits.
+ */
+import { copyFile, mkdtemp, rm, utimes } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { startRangeServer } from '../server/range-server.mjs';
+import { expect, parquetTestingDir, test } from './fixtures.ts';
+
+test('re-filtering the same column takes it from the cache: no filter bytes fetched, same rows', async ({
+  harness,
+}) => {
+  const result = await harness.evaluate(async () => {
+    const { skim } = window.harness;
+    const run = async (cacheBytes: number, workers: number, filters: string[]) => {
+      const reader = await skim.createReader({ workers, cacheBytes });
+      const file = await reader.open('/sample/lineitem-sf1.parquet');
+      const out = [];
+      for (const filter of filters) {
+        const scan = file.scan({ columns: ['l_orderkey', 'l_comment'], filter });
+        let rows = 0;
+        let keySum = 0;
+        let commentLength = 0;
+        for await (const batch of scan) {
+          rows += batch.numRows;
+          const keys = batch.getChild('l_orderkey');
+          const comments = batch.getChild('l_comment');
+          for (let i = 0; i < batch.numRows; i++) {
+            keySum += Number(keys?.get(i));
+            commentLength += String(comments?.get(i)).length;
+          }
+        }
+        out.push({ rows, keySum, commentLength, stats: JSON.parse(JSON.stringify(scan.stats)) });
+      }
+      reader.dispose();
+      return out;
+    };
+    const filters = ["l_comment LIKE '%special%requests%'", "l_comment LIKE '%furiously%'"];
+    return {
+      off: await run(0, 1, filters),
+      one: await run(512 * 2 ** 20, 1, filters),
+      two: await run(512 * 2 ** 20, 2, filters),
+      tight: await run(24 * 2 ** 20, 2, filters),
+    };
+  });
+  const answers = (runs: typeof result.off) =>
+    runs.map(({ rows, keySum, commentLength }) => ({ rows, keySum, commentLength }));
+  for (const [name, runs] of Object.entries(result)) {
+    const c = runs.map((r) => r.stats.columnCache);
+    console.log(
+      `\n${name}: ${runs.map((r, i) => `scan ${i + 1}: ${r.rows} rows, ${r.stats.elapsedMs.toFixed(0)} ms, filter bytes ${r.stats.bytesFetchedFilter}, hits ${c[i].hits}/${c[i].hits + c[i].misses}, peak ${c[i].peakBytes} of ${c[i].budgetBytes}, rejected ${c[i].bytesRejected}`).join('; ')}`,
+    );
+  }
+  // The cache changes nothing in the answers.
+  expect(answers(result.one)).toEqual(answers(result.off));
+  expect(answers(result.two)).toEqual(answers(result.off));
+  expect(answers(result.tight)).toEqual(answers(result.off));
+  expect(result.off[1]?.rows).toBeGreaterThan(0);
+  // Off: nothing is cached.
+  for (const r of result.off) expect(r.stats.columnCache).toMatchObject({ hits: 0, misses: 0, peakBytes: 0 });
+  // One worker: the first scan misses everywhere and keeps l_comment; the edited filter hits
+  // every task and fetches no filter byte.
+  const [first, second] = result.one as [(typeof result.one)[0], (typeof result.one)[0]];
+  const tasks = first.stats.tasksTotal;
+  expect(first.stats.columnCache).toMatchObject({ hits: 0, misses: tasks });
+  expect(first.stats.columnCache.bytesInserted).toBeGreaterThan(100 * 2 ** 20);
+  expect(second.stats.columnCache).toMatchObject({ hits: tasks, misses: 0, bytesInserted: 0 });
+  expect(second.stats.bytesFetchedFilter).toBe(0);
+  expect(second.stats.bytesFetched).toBeLessThan(first.stats.bytesFetched / 4);
+  // Two workers: affinity sends each task to the worker holding its columns.
+  expect(result.two[1]?.stats.columnCache.hits).toBeGreaterThan(tasks / 2);
+  // The budget holds in every scan; the series starts at the scan and has a point per task.
+  for (const runs of Object.values(result)) {
+    for (const r of runs) {
+      const c = r.stats.columnCache;
+      expect(c.peakBytes).toBeLessThanOrEqual(c.budgetBytes);
+      expect(c.series.length).toBe(r.stats.tasksTotal + 1);
+      for (const point of c.series) expect(point.bytes).toBeLessThanOrEqual(c.budgetBytes);
+    }
+  }
+  // Tight: 12 MiB per worker cannot hold a row group's l_comment: rejected, never an error.
+  expect(result.tight[0]?.stats.columnCache.bytesRejected).toBeGreaterThan(0);
+});
+
+test('a changed file (new ETag) never hits entries of its old version', async ({ harness }) => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'skim-cache-'));
+  const served = path.join(dir, 'f.parquet');
+  await copyFile(path.join(parquetTestingDir, 'alltypes_tiny_pages.parquet'), served);
+  const server = await startRangeServer({ mounts: { '/': dir } });
+  try {
+    const url = `${server.url}/f.parquet`;
+    const scanOnce = (u: string) =>
+      harness.evaluate(async (u) => {
+        const { skim } = window.harness;
+        const w = window as unknown as { cacheReader?: Awaited<ReturnType<typeof skim.createReader>> };
+        w.cacheReader ??= await skim.createReader({ workers: 1 });
+        const file = await w.cacheReader.open(u);
+        const scan = file.scan({ columns: ['id'], filter: "string_col LIKE '%1%'" });
+        const rows = (await scan.toTable()).numRows;
+        return { rows, cache: scan.stats.columnCache, tasks: scan.stats.tasksTotal };
+      }, u);
+    const cold = await scanOnce(url);
+    const reopened = await scanOnce(url);
+    // Same bytes, new mtime: the ETag changes.
+    const later = new Date(Date.now() + 60_000);
+    await utimes(served, later, later);
+    const changed = await scanOnce(url);
+    console.log(
+      `\nchanged file: ${JSON.stringify({ cold, reopened, changed }, (k, v) => (k === 'series' ? undefined : v))}`,
+    );
+    expect(cold.cache).toMatchObject({ hits: 0, misses: cold.tasks });
+    // Reopening the same version reuses the cache…
+    expect(reopened.cache).toMatchObject({ hits: cold.tasks, misses: 0 });
+    // …a new version never does.
+    expect(changed.cache).toMatchObject({ hits: 0, misses: cold.tasks });
+    expect(new Set([cold.rows, reopened.rows, changed.rows]).size).toBe(1);
+  } finally {
+    await server.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+});
