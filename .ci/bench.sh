@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
-# Benchmarks (never timed tests): builds, generates the sample data, then runs the ablations in
-# headless Chromium and writes bench/results/<date>-ablations.json.
+# Benchmarks (never timed tests): builds, generates the data (TPC-H lineitem SF1, and a 2M-row
+# ClickBench-hits-like table; deterministic, cached in tests/.cache/data), then runs in headless
+# Chromium:
+# - the read-task ablations → bench/results/<date>-ablations.json
+# - the predicate / cross-scan cache benchmark → bench/results/<date>-cache.json
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/build.sh
 bash .ci/sample-data.sh
+hits=tests/.cache/data/hits-2m.parquet
+if [ ! -f "$hits" ]; then
+  cargo run --quiet --locked -p parquet-skim-datagen -- hits --rows 2000000 --row-group-rows 262144 --out "$hits"
+fi
 node tests/bench/ablations.mjs
+node tests/bench/cache.mjs

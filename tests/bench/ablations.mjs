@@ -21,21 +21,10 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { startRangeServer } from '../server/range-server.mjs';
-import { CHROMIUM_LAUNCH_OPTIONS } from '../support/chromium.mjs';
+import { measure as measureCase, RUNS, repo, startBench } from './lib.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, '../..');
-const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const Q6 =
   "l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24";
-
-const mounts = {
-  '/': path.join(repo, 'tests/.cache/harness'),
-  '/sample/': path.join(repo, 'tests/.cache/data'),
-};
 
 /**
  * The page-side cases. Each sets up a reader and file, then leaves `window.bench = { run, reader }`:
@@ -131,44 +120,9 @@ const CASES = {
   },
 };
 
-/**
- * Times `window.bench.run()` in the page. Warm: one untimed run first on the same reader, so the
- * workers are up and V8 has tiered the WebAssembly up to optimized code; cold: the page's first.
- */
-async function timeRun(warm) {
-  const { run, reader } = window.bench;
-  if (warm) await run();
-  const started = performance.now();
-  const answer = await run();
-  const ms = performance.now() - started;
-  reader.dispose();
-  return { ms, answer };
-}
-
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-async function measure(browser, server, name, args) {
-  const times = [];
-  let answer;
-  for (let run = 0; run <= RUNS; run++) {
-    const page = await browser.newPage();
-    await page.goto(`${server.url}/`);
-    await page.waitForSelector('body[data-ready=true]');
-    await page.evaluate(CASES[name], args);
-    const result = await page.evaluate(timeRun, args.warm === true);
-    await page.close();
-    if (run > 0) times.push(result.ms);
-    if (answer !== undefined && String(answer) !== String(result.answer)) {
-      throw new Error(`${name}: answers differ between runs (${answer} vs ${result.answer})`);
-    }
-    answer = result.answer;
-  }
-  return { name, args, medianMs: median(times), runsMs: times, answer: String(answer) };
-}
-
-const server = await startRangeServer({ mounts });
-const slow = await startRangeServer({ mounts, latencyMs: 20 });
-const browser = await chromium.launch(CHROMIUM_LAUNCH_OPTIONS);
+const bench = await startBench();
+const { server, slow } = bench;
+const measure = (name, args) => measureCase(bench, name, CASES[name], args);
 const results = [];
 // BENCH_ONLY=cpuScan (comma-separated case names) runs a subset.
 const only = process.env.BENCH_ONLY?.split(',');
@@ -176,10 +130,8 @@ const wanted = (name) => only === undefined || only.includes(name);
 try {
   for (const warm of [false, true]) {
     for (const inMemory of [false, true]) {
-      if (wanted('fusedQ6'))
-        results.push(await measure(browser, server, 'fusedQ6', { filter: Q6, workers: 2, inMemory, warm }));
-      if (wanted('unfusedQ6'))
-        results.push(await measure(browser, server, 'unfusedQ6', { workers: 2, inMemory, warm }));
+      if (wanted('fusedQ6')) results.push(await measure('fusedQ6', { filter: Q6, workers: 2, inMemory, warm }));
+      if (wanted('unfusedQ6')) results.push(await measure('unfusedQ6', { workers: 2, inMemory, warm }));
     }
   }
   const answers = new Set(results.filter((r) => r.name.endsWith('Q6')).map((r) => r.answer));
@@ -188,20 +140,18 @@ try {
     if (!wanted(name)) continue;
     for (const warm of name === 'cpuFilter' ? [false, true] : [false]) {
       for (const inMemory of [false, true]) {
-        for (const workers of [1, 2]) results.push(await measure(browser, server, name, { workers, inMemory, warm }));
+        for (const workers of [1, 2]) results.push(await measure(name, { workers, inMemory, warm }));
       }
     }
   }
   if (wanted('ioScan')) {
-    results.push(await measure(browser, server, 'ioScan', { workers: 2, ioConcurrency: 4, base: server.url }));
+    results.push(await measure('ioScan', { workers: 2, ioConcurrency: 4, base: server.url }));
     for (const ioConcurrency of [1, 4, 8]) {
-      results.push(await measure(browser, server, 'ioScan', { workers: 2, ioConcurrency, base: slow.url }));
+      results.push(await measure('ioScan', { workers: 2, ioConcurrency, base: slow.url }));
     }
   }
 } finally {
-  await browser.close();
-  await server.close();
-  await slow.close();
+  await bench.close();
 }
 
 const source = (r) => `${r.args.inMemory ? 'in memory' : 'over HTTP'}, ${r.args.warm ? 'warm' : 'cold'}`;

@@ -43,6 +43,7 @@ test('re-filtering the same column takes it from the cache: no filter bytes fetc
       one: await run(512 * 2 ** 20, 1, filters),
       two: await run(512 * 2 ** 20, 2, filters),
       tight: await run(24 * 2 ** 20, 2, filters),
+      partial: await run(80 * 2 ** 20, 2, filters),
     };
   });
   const answers = (runs: typeof result.off) =>
@@ -82,6 +83,11 @@ test('re-filtering the same column takes it from the cache: no filter bytes fetc
   }
   // Tight: 12 MiB per worker cannot hold a row group's l_comment: rejected, never an error.
   expect(result.tight[0]?.stats.columnCache.bytesRejected).toBeGreaterThan(0);
+  // Partial: 40 MiB per worker holds one row group's l_comment each. The first scan keeps what
+  // fitted first instead of cycling it out (scan-resistant LRU), so the re-filter hits those.
+  expect(answers(result.partial)).toEqual(answers(result.off));
+  expect(result.partial[0]?.stats.columnCache.bytesRejected).toBeGreaterThan(0);
+  expect(result.partial[1]?.stats.columnCache.hits).toBeGreaterThanOrEqual(2);
 });
 
 test('a changed file (new ETag) never hits entries of its old version', async ({ harness }) => {

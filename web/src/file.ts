@@ -47,6 +47,9 @@ export interface ScanProgress {
   bytesFetched: number;
 }
 
+/** Scans planned in this page or process: the workers' caches evict only earlier scans' entries. */
+let nextScanId = 1;
+
 /** Rows below which a row group is not split into several tasks. */
 const MIN_TASK_ROWS = 65_536;
 
@@ -137,7 +140,7 @@ export class ParquetFile {
       fields = {
         ...fields,
         predicateCacheBytes,
-        ...(columnCacheBytes > 0 ? { fileKey: this.fileKey, columnCacheBytes } : {}),
+        ...(columnCacheBytes > 0 ? { fileKey: this.fileKey, columnCacheBytes, scanId: nextScanId++ } : {}),
       };
       let request = JSON.stringify(fields);
       let plan = JSON.parse(this.handle.planScan(request)) as ReadPlan;

@@ -13,8 +13,12 @@
 //!
 //! Size is counted by distinct buffers: arrays that share a buffer (string views over one data
 //! buffer, slices of one decoded page) count it once, and at its capacity, which is what the
-//! allocator holds. An entry larger than the budget is rejected; otherwise the least recently
-//! used entries are evicted until it fits, so the cache never holds more than its budget.
+//! allocator holds. The cache never holds more than its budget.
+//!
+//! Eviction is LRU, made scan-resistant: an insert evicts only entries last used by an earlier
+//! scan. Plain LRU under a scan larger than the cache evicts every entry before the next scan can
+//! use it (the re-filter then hits nothing); here a scan keeps what fitted first and rejects the
+//! rest, so the next scan over the same columns hits as much as the budget allows.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -48,6 +52,8 @@ struct Entry {
     columns: CachedColumns,
     bytes: u64,
     last_used: u64,
+    /// The scan that last used (inserted or hit) it.
+    last_scan: u64,
 }
 
 /// A byte-bounded LRU of decoded filter columns.
@@ -73,15 +79,16 @@ impl ColumnCache {
     /// Changes the budget, evicting least recently used entries until the cache fits it.
     pub fn set_budget(&mut self, budget: u64) -> Vec<String> {
         self.stats.budget = budget;
-        self.evict_until(budget)
+        self.evict_until(budget, u64::MAX)
     }
 
-    /// The entry under `key`, counting a hit or a miss.
-    pub fn get(&mut self, key: &str) -> Option<CachedColumns> {
+    /// The entry under `key`, counting a hit or a miss; a hit marks it used by `scan`.
+    pub fn get(&mut self, key: &str, scan: u64) -> Option<CachedColumns> {
         self.clock += 1;
         match self.entries.get_mut(key) {
             Some(entry) => {
                 entry.last_used = self.clock;
+                entry.last_scan = entry.last_scan.max(scan);
                 self.stats.hits += 1;
                 Some(Arc::clone(&entry.columns))
             }
@@ -97,18 +104,25 @@ impl ColumnCache {
         self.entries.contains_key(key)
     }
 
-    /// Keeps `columns` under `key` if they fit the budget; returns the keys evicted to make room.
-    pub fn insert(&mut self, key: String, columns: CachedColumns) -> Vec<String> {
+    /// Keeps `columns` (decoded by `scan`) under `key` if room can be made by evicting entries
+    /// of earlier scans; returns the keys evicted. Otherwise the columns are rejected.
+    pub fn insert(&mut self, key: String, columns: CachedColumns, scan: u64) -> Vec<String> {
         let bytes = memory_size(&columns);
         if let Some(old) = self.entries.remove(&key) {
             self.stats.bytes -= old.bytes;
         }
-        if bytes > self.stats.budget {
+        let evictable: u64 = self
+            .entries
+            .values()
+            .filter(|e| e.last_scan < scan)
+            .map(|e| e.bytes)
+            .sum();
+        if bytes > self.stats.budget || self.stats.bytes - evictable + bytes > self.stats.budget {
             self.stats.bytes_rejected += bytes;
             self.stats.entries = self.entries.len() as u64;
             return Vec::new();
         }
-        let evicted = self.evict_until(self.stats.budget - bytes);
+        let evicted = self.evict_until(self.stats.budget - bytes, scan);
         self.clock += 1;
         self.entries.insert(
             key,
@@ -116,6 +130,7 @@ impl ColumnCache {
                 columns,
                 bytes,
                 last_used: self.clock,
+                last_scan: scan,
             },
         );
         self.stats.bytes += bytes;
@@ -153,12 +168,15 @@ impl ColumnCache {
         self.stats.clone()
     }
 
-    fn evict_until(&mut self, limit: u64) -> Vec<String> {
+    /// Evicts least recently used entries last used before `scan` until at most `limit` bytes
+    /// remain (or none is left to evict).
+    fn evict_until(&mut self, limit: u64, scan: u64) -> Vec<String> {
         let mut evicted = Vec::new();
         while self.stats.bytes > limit {
             let Some(oldest) = self
                 .entries
                 .iter()
+                .filter(|(_, e)| e.last_scan < scan)
                 .min_by_key(|(_, e)| e.last_used)
                 .map(|(k, _)| k.clone())
             else {
@@ -270,18 +288,18 @@ mod tests {
         let one = memory_size(&[batch(1000)]);
         let mut cache = ColumnCache::new(one * 2 + one / 2);
         assert!(cache
-            .insert("a".into(), Arc::new(vec![batch(1000)]))
+            .insert("a".into(), Arc::new(vec![batch(1000)]), 1)
             .is_empty());
         assert!(cache
-            .insert("b".into(), Arc::new(vec![batch(1000)]))
+            .insert("b".into(), Arc::new(vec![batch(1000)]), 1)
             .is_empty());
-        assert!(cache.get("a").is_some(), "touch a: b is now the oldest");
+        assert!(cache.get("a", 2).is_some(), "touch a: b is now the oldest");
         assert_eq!(
-            cache.insert("c".into(), Arc::new(vec![batch(1000)])),
+            cache.insert("c".into(), Arc::new(vec![batch(1000)]), 2),
             vec!["b"]
         );
         assert!(cache.contains("a") && cache.contains("c") && !cache.contains("b"));
-        assert!(cache.get("b").is_none());
+        assert!(cache.get("b", 2).is_none());
         let stats = cache.stats();
         assert_eq!((stats.hits, stats.misses, stats.entries), (1, 1, 2));
         assert_eq!(stats.bytes, one * 2);
@@ -289,7 +307,7 @@ mod tests {
         assert_eq!(stats.bytes_evicted, one);
         // Larger than the whole budget: rejected, nothing evicted for it.
         assert!(cache
-            .insert("big".into(), Arc::new(vec![batch(10_000)]))
+            .insert("big".into(), Arc::new(vec![batch(10_000)]), 3)
             .is_empty());
         assert!(!cache.contains("big"));
         assert_eq!(cache.stats().bytes_rejected, memory_size(&[batch(10_000)]));
@@ -298,6 +316,39 @@ mod tests {
         assert!(cache.stats().bytes <= one);
         assert_eq!(cache.remove_prefix("").len(), 1);
         assert_eq!(cache.stats().bytes, 0);
+    }
+
+    #[test]
+    fn a_scan_larger_than_the_cache_keeps_what_fitted_first() {
+        let one = memory_size(&[batch(1000)]);
+        let mut cache = ColumnCache::new(one * 2);
+        // Scan 1 over four row groups: the first two fit, the others are rejected (plain LRU
+        // would have evicted the first two for them).
+        for rg in 0..4 {
+            assert!(cache.get(&format!("rg{rg}"), 1).is_none());
+            assert!(cache
+                .insert(format!("rg{rg}"), Arc::new(vec![batch(1000)]), 1)
+                .is_empty());
+        }
+        assert!(cache.contains("rg0") && cache.contains("rg1"));
+        assert_eq!(cache.stats().bytes_rejected, 2 * one);
+        // Scan 2 (a re-filter) hits those two; its misses cannot evict what it just used.
+        let hits = (0..4)
+            .filter(|rg| cache.get(&format!("rg{rg}"), 2).is_some())
+            .count();
+        assert_eq!(hits, 2);
+        assert!(cache
+            .insert("rg2".into(), Arc::new(vec![batch(1000)]), 2)
+            .is_empty());
+        assert!(cache.contains("rg0") && cache.contains("rg1") && !cache.contains("rg2"));
+        // A scan of other columns later may evict them.
+        assert_eq!(
+            cache
+                .insert("other".into(), Arc::new(vec![batch(1000)]), 3)
+                .len(),
+            1
+        );
+        assert!(cache.stats().bytes <= cache.stats().budget);
     }
 
     #[test]

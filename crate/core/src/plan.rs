@@ -77,6 +77,9 @@ pub struct ScanRequest {
     pub file_key: Option<String>,
     /// Each worker's cross-scan cache budget; 0 or absent turns it off.
     pub column_cache_bytes: Option<u64>,
+    /// Increases with every scan: the cross-scan cache lets a scan evict only entries of
+    /// earlier scans (see `column_cache`).
+    pub scan_id: Option<u64>,
 }
 
 /// One unit of work for a worker.
@@ -107,6 +110,9 @@ pub struct TaskSpec {
     /// The worker's cross-scan cache budget (0: off).
     #[serde(default)]
     pub column_cache_bytes: u64,
+    /// The scan's id (see [`ScanRequest::scan_id`]).
+    #[serde(default)]
+    pub scan_id: u64,
 }
 
 /// A half-open byte range `[start, end)`, as it crosses into JS.
@@ -242,6 +248,7 @@ pub fn plan_scan_with_blooms(
         predicate_cache_bytes: request.predicate_cache_bytes.unwrap_or(0),
         cache_key: None,
         column_cache_bytes: request.column_cache_bytes.unwrap_or(0),
+        scan_id: request.scan_id.unwrap_or(0),
     };
     let specs = match &filter {
         None => unfiltered_specs(file, request, &template),

@@ -32,6 +32,8 @@ fn run(
     Vec<std::ops::Range<u64>>,
     usize,
 ) {
+    static SCANS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let scan_id = SCANS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let plan = parquet_skim_core::plan_scan(parquet, request).expect("plan");
     let (mut batches, mut asked, mut hits) = (Vec::new(), Vec::new(), 0);
     for task in &plan.tasks {
@@ -40,7 +42,7 @@ fn run(
             .cache_key
             .clone()
             .expect("filtered tasks of a keyed file have a key");
-        let cached = cache.get(&key);
+        let cached = cache.get(&key, scan_id);
         let hit = cached.is_some();
         let mut decoder = TaskDecoder::try_new_cached(parquet, &task.spec, cached).expect("task");
         if !hit {
@@ -64,7 +66,7 @@ fn run(
         assert_eq!(output.cache_hit, hit);
         hits += usize::from(hit);
         if let Some(columns) = output.collected {
-            cache.insert(key, columns);
+            cache.insert(key, columns, scan_id);
         }
         let reader = StreamReader::try_new(std::io::Cursor::new(output.ipc), None).expect("ipc");
         batches.extend(reader.map(|b| b.expect("batch")));

@@ -1,9 +1,13 @@
 //! Deterministic data for the explorer, the tests and the benchmarks.
 //!
-//! `parquet-skim-datagen lineitem --sf 1 --out lineitem.parquet` writes TPC-H lineitem (tpchgen,
-//! the Rust port of dbgen) with the arrow-rs Parquet writer: page-level statistics so the file has
-//! a column index and an offset index, string columns as plain `Utf8`. The same arguments always
-//! give the same bytes, so files can be regenerated instead of downloaded, and cached by name.
+//! - `parquet-skim-datagen lineitem --sf 1 --out lineitem.parquet` writes TPC-H lineitem (tpchgen,
+//!   the Rust port of dbgen);
+//! - `parquet-skim-datagen hits --rows 2000000 --out hits.parquet` writes a ClickBench-hits-like
+//!   string-heavy table (see `hits.rs`).
+//!
+//! Both with the arrow-rs Parquet writer: page-level statistics so the file has a column index
+//! and an offset index, string columns as plain `Utf8`. The same arguments always give the same
+//! bytes, so files can be regenerated instead of downloaded, and cached by name.
 //!
 //! Dictionary encoding is used only where it pays, as DuckDB's writer decides: not for the
 //! near-unique columns (keys, prices, comments), whose 1 MiB dictionaries would overflow after a
@@ -22,6 +26,8 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 
+mod hits;
+
 /// Near-unique lineitem columns: a dictionary cannot compress them.
 const NO_DICTIONARY: [&str; 5] = [
     "l_orderkey",
@@ -33,8 +39,20 @@ const NO_DICTIONARY: [&str; 5] = [
 use tpchgen::generators::LineItemGenerator;
 use tpchgen_arrow::LineItemArrow;
 
+/// Near-unique hits columns.
+const HITS_NO_DICTIONARY: [&str; 4] = ["WatchID", "URL", "Title", "Referer"];
+
+/// Which table.
+#[derive(PartialEq)]
+enum Table {
+    Lineitem,
+    Hits,
+}
+
 /// What to write and how.
 struct Options {
+    table: Table,
+    rows: usize,
     scale_factor: f64,
     out: PathBuf,
     row_group_rows: usize,
@@ -43,7 +61,7 @@ struct Options {
 }
 
 fn main() -> ExitCode {
-    match parse(std::env::args().skip(1).collect()).and_then(|o| write_lineitem(&o)) {
+    match parse(std::env::args().skip(1).collect()).and_then(|o| write(&o)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("parquet-skim-datagen: {message}");
@@ -53,13 +71,17 @@ fn main() -> ExitCode {
 }
 
 fn parse(args: Vec<String>) -> Result<Options, String> {
-    let usage = "usage: parquet-skim-datagen lineitem --sf N --out PATH [--row-group-rows N] \
-                 [--page-bytes N] [--compression snappy|zstd|uncompressed]";
+    let usage = "usage: parquet-skim-datagen lineitem --sf N | hits --rows N, then --out PATH \
+                 [--row-group-rows N] [--page-bytes N] [--compression snappy|zstd|uncompressed]";
     let mut args = args.into_iter();
-    if args.next().as_deref() != Some("lineitem") {
-        return Err(usage.into());
-    }
+    let table = match args.next().as_deref() {
+        Some("lineitem") => Table::Lineitem,
+        Some("hits") => Table::Hits,
+        _ => return Err(usage.into()),
+    };
     let mut options = Options {
+        table,
+        rows: 2_000_000,
         scale_factor: 1.0,
         out: PathBuf::new(),
         row_group_rows: 1_048_576,
@@ -76,6 +98,7 @@ fn parse(args: Vec<String>) -> Result<Options, String> {
         };
         match flag.as_str() {
             "--sf" => options.scale_factor = number(&value)?,
+            "--rows" => options.rows = number(&value)? as usize,
             "--out" => options.out = PathBuf::from(value),
             "--row-group-rows" => options.row_group_rows = number(&value)? as usize,
             "--page-bytes" => options.page_bytes = number(&value)? as usize,
@@ -96,12 +119,39 @@ fn parse(args: Vec<String>) -> Result<Options, String> {
     Ok(options)
 }
 
-fn write_lineitem(options: &Options) -> Result<(), String> {
-    let generator = LineItemGenerator::new(options.scale_factor, 1, 1);
-    let batches = LineItemArrow::new(generator).with_batch_size(65_536);
-    let schema = plain_strings(&LineItemArrow::schema_ref());
+fn write(options: &Options) -> Result<(), String> {
+    match options.table {
+        Table::Lineitem => {
+            let generator = LineItemGenerator::new(options.scale_factor, 1, 1);
+            let batches = LineItemArrow::new(generator)
+                .with_batch_size(65_536)
+                .map(|b| b.map_err(|e| e.to_string()));
+            let schema = plain_strings(&LineItemArrow::schema_ref());
+            write_batches(options, &schema, &NO_DICTIONARY, batches, "lineitem")
+        }
+        Table::Hits => {
+            let batches = hits::batches(options.rows, 65_536).map(Ok);
+            write_batches(
+                options,
+                &hits::schema(),
+                &HITS_NO_DICTIONARY,
+                batches,
+                "hits",
+            )
+        }
+    }
+}
+
+fn write_batches(
+    options: &Options,
+    schema: &SchemaRef,
+    no_dictionary: &[&str],
+    batches: impl Iterator<Item = Result<RecordBatch, String>>,
+    name: &str,
+) -> Result<(), String> {
+    let schema = Arc::clone(schema);
     let mut props = WriterProperties::builder();
-    for column in NO_DICTIONARY {
+    for column in no_dictionary.iter().copied() {
         props = props.set_column_dictionary_enabled(ColumnPath::from(column), false);
     }
     let props = props
@@ -117,7 +167,7 @@ fn write_lineitem(options: &Options) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let mut rows = 0usize;
     for batch in batches {
-        let batch = batch.map_err(|e| e.to_string())?;
+        let batch = batch?;
         let columns = batch
             .columns()
             .iter()
@@ -133,7 +183,7 @@ fn write_lineitem(options: &Options) -> Result<(), String> {
     writer.close().map_err(|e| e.to_string())?;
     std::fs::rename(&tmp, &options.out)
         .map_err(|e| format!("renaming to {}: {e}", options.out.display()))?;
-    println!("wrote {rows} lineitem rows to {}", options.out.display());
+    println!("wrote {rows} {name} rows to {}", options.out.display());
     Ok(())
 }
 

@@ -294,6 +294,7 @@ struct CacheReport {
 pub struct JsTask {
     decoder: TaskDecoder,
     cache_key: Option<String>,
+    scan_id: u64,
     evicted: Vec<String>,
 }
 
@@ -307,12 +308,13 @@ impl JsTask {
         let cached = spec.cache_key.as_deref().and_then(|key| {
             COLUMN_CACHE.with_borrow_mut(|cache| {
                 evicted = cache.set_budget(spec.column_cache_bytes);
-                cache.get(key)
+                cache.get(key, spec.scan_id)
             })
         });
         js_result(TaskDecoder::try_new_cached(&file.file, &spec, cached)).map(|decoder| JsTask {
             decoder,
             cache_key: spec.cache_key.clone(),
+            scan_id: spec.scan_id,
             evicted,
         })
     }
@@ -356,7 +358,7 @@ impl JsTask {
                     let (inserted, stats) = COLUMN_CACHE.with_borrow_mut(|cache| {
                         let inserted = match output.collected {
                             Some(columns) => {
-                                evicted.extend(cache.insert(key.clone(), columns));
+                                evicted.extend(cache.insert(key.clone(), columns, self.scan_id));
                                 cache.contains(&key)
                             }
                             None => {

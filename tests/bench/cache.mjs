@@ -1,0 +1,123 @@
+/**
+ * The predicate cache and the workers' cross-scan cache, on a generated ClickBench-hits-like
+ * table (2M rows, `URL`/`Title`/`Referer` strings, rows clustered by site; crate/datagen
+ * `hits`), over HTTP with 2 workers, in headless Chromium:
+ *
+ * - first query `URL LIKE '%google%'` projecting `URL` and `Title`, with the cache off
+ *   (`cacheBytes: 0`: the filter column is decoded again for the output) and on at several
+ *   budgets — peak cache bytes and bytes rejected are recorded for each;
+ * - re-filter: the same reader then runs an edited filter on the same column — as broad
+ *   (`URL LIKE '%avito%'`, 7% of rows) or narrowed (`'%avito.ru/item/%'`, 0.7%) — against that
+ *   query cold (a reader whose cache does not hold `URL`).
+ *
+ * Every variant's answer (rows, and the bytes of the returned strings) must match the cache-off
+ * answer before a time is recorded. Both timed scans run on warm WebAssembly (an untimed scan of
+ * another column first), so the ratio is the cache's, not V8's tier-up. Medians of `RUNS` runs,
+ * fresh page each; results in bench/results/<date>-cache.json and a Markdown table on stdout.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { measure, RUNS, repo, startBench } from './lib.mjs';
+
+const FIRST = "URL LIKE '%google%'";
+/** Edited filters on the same column: one as broad as the first, one narrowed. */
+const EDITED = { broad: "URL LIKE '%avito%'", narrow: "URL LIKE '%avito.ru/item/%'" };
+const MiB = 2 ** 20;
+
+/** `warmUp` is the untimed scan before `run`: `before` (a filter), or another column's. */
+async function hitsCase({ cacheBytes, filter, before, inMemory }) {
+  const { skim } = window.harness;
+  const reader = await skim.createReader({ workers: 2, cacheBytes });
+  const url = '/sample/hits-2m.parquet';
+  const file = await reader.open(inMemory ? new Uint8Array(await (await fetch(url)).arrayBuffer()) : url);
+  const query = async (where) => {
+    const scan = file.scan({ columns: ['URL', 'Title'], filter: where });
+    let rows = 0;
+    let bytes = 0;
+    for await (const batch of scan) {
+      rows += batch.numRows;
+      // What a consumer that touches every value's bytes costs, without decoding strings in JS.
+      for (const name of ['URL', 'Title']) {
+        for (const data of batch.getChild(name)?.data ?? []) {
+          bytes += data.valueOffsets[data.offset + data.length] - data.valueOffsets[data.offset];
+        }
+      }
+    }
+    window.bench.stats = JSON.parse(JSON.stringify(scan.stats));
+    return `${rows} rows, ${bytes} string bytes`;
+  };
+  const warmUp = async () => {
+    // Warm the WebAssembly without caching URL: a filter on another column.
+    if (before === undefined) await query("SearchPhrase = 'no such phrase'");
+    else await query(before);
+  };
+  window.bench = { run: () => query(filter), reader, warmUp };
+}
+
+const bench = await startBench();
+const results = [];
+try {
+  for (const inMemory of [false, true]) {
+    for (const cacheBytes of [0, 16 * MiB, 64 * MiB, 256 * MiB]) {
+      results.push(await measure(bench, 'first', hitsCase, { cacheBytes, filter: FIRST, inMemory, warm: true }));
+    }
+    for (const [edit, filter] of Object.entries(EDITED)) {
+      for (const cacheBytes of [64 * MiB, 256 * MiB]) {
+        const args = { cacheBytes, filter, inMemory, edit, warm: true };
+        results.push(await measure(bench, 'cold', hitsCase, args));
+        results.push(await measure(bench, 'refilter', hitsCase, { ...args, before: FIRST }));
+      }
+    }
+  }
+} finally {
+  await bench.close();
+}
+
+for (const filter of [FIRST, ...Object.values(EDITED)]) {
+  const answers = new Set(results.filter((r) => r.args.filter === filter).map((r) => r.answer));
+  if (answers.size !== 1)
+    throw new Error(`${filter}: answers differ with the cache on and off: ${[...answers].join(' / ')}`);
+}
+for (const r of results) {
+  const c = r.stats.columnCache;
+  if (c.peakBytes > c.budgetBytes) throw new Error(`${r.name}: peak ${c.peakBytes} over budget ${c.budgetBytes}`);
+}
+
+const mb = (b) => (b / MiB).toFixed(1);
+const label = (r) =>
+  `${r.name}${r.args.edit ? ` (${r.args.edit})` : ''}, cacheBytes ${mb(r.args.cacheBytes)} MiB, ${r.args.inMemory ? 'in memory' : 'over HTTP'}`;
+console.log('\n| case | median ms | MiB fetched | cache hits/tasks | peak MiB | rejected MiB | answer |');
+console.log('|---|---:|---:|---:|---:|---:|---|');
+for (const r of results) {
+  const s = r.stats;
+  const c = s.columnCache;
+  console.log(
+    `| ${label(r)} | ${r.medianMs.toFixed(0)} | ${mb(s.bytesFetched)} | ${c.hits}/${s.tasksTotal} | ${mb(c.peakBytes)} | ${mb(c.bytesRejected)} | ${r.answer} |`,
+  );
+}
+const ms = (name, cacheBytes, inMemory, edit) =>
+  results.find(
+    (r) => r.name === name && r.args.cacheBytes === cacheBytes && r.args.inMemory === inMemory && r.args.edit === edit,
+  )?.medianMs;
+const ratios = {};
+for (const inMemory of [false, true]) {
+  const where = inMemory ? 'in memory' : 'over HTTP';
+  for (const budget of [64, 256]) {
+    ratios[`first query, cache off / ${budget} MiB, ${where}`] =
+      ms('first', 0, inMemory) / ms('first', budget * MiB, inMemory);
+  }
+  for (const edit of Object.keys(EDITED)) {
+    for (const budget of [64, 256]) {
+      ratios[`re-filter (${edit}), cold / cached, ${budget} MiB, ${where}`] =
+        ms('cold', budget * MiB, inMemory, edit) / ms('refilter', budget * MiB, inMemory, edit);
+    }
+  }
+}
+console.log('\n| ratio | value |\n|---|---:|');
+for (const [key, value] of Object.entries(ratios)) console.log(`| ${key} | ${value.toFixed(2)}× |`);
+const date = new Date().toISOString().slice(0, 10);
+await mkdir(path.join(repo, 'bench/results'), { recursive: true });
+const out = path.join(repo, `bench/results/${date}-cache.json`);
+const slim = results.map(({ stats, ...r }) => ({ ...r, stats: { ...stats, columnCache: { ...stats.columnCache } } }));
+await writeFile(out, `${JSON.stringify({ date, runs: RUNS, results: slim, ratios }, null, 2)}\n`);
+console.log(`wrote ${path.relative(repo, out)}`);

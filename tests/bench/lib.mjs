@@ -1,0 +1,87 @@
+/**
+ * What the benchmarks share: the servers (the real range server, with and without simulated
+ * latency, serving the harness page and the generated data), headless Debian Chromium, and the
+ * measuring loop — each run in a fresh page, one warm-up run discarded, medians reported.
+ *
+ * A page-side case sets up a reader and leaves `window.bench = { run, reader, warmUp? }`;
+ * `run()` does the timed work and returns the answer (and may leave `window.bench.stats`).
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { startRangeServer } from '../server/range-server.mjs';
+import { CHROMIUM_LAUNCH_OPTIONS } from '../support/chromium.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const repo = path.resolve(here, '../..');
+/** Timed runs per case (after one warm-up run). */
+export const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+
+const mounts = {
+  '/': path.join(repo, 'tests/.cache/harness'),
+  '/sample/': path.join(repo, 'tests/.cache/data'),
+};
+
+/** Starts the servers and the browser; `close()` stops them. */
+export async function startBench() {
+  const server = await startRangeServer({ mounts });
+  const slow = await startRangeServer({ mounts, latencyMs: 20 });
+  const browser = await chromium.launch(CHROMIUM_LAUNCH_OPTIONS);
+  return {
+    server,
+    slow,
+    browser,
+    async close() {
+      await browser.close();
+      await server.close();
+      await slow.close();
+    },
+  };
+}
+
+export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/**
+ * Times `window.bench.run()` in the page. Warm: `warmUp()` (default: `run()`) first, untimed, on
+ * the same reader, so the workers are up and V8 has tiered the WebAssembly up to optimized code;
+ * cold: the page's first scan.
+ */
+async function timeRun(warm) {
+  const { run, reader, warmUp } = window.bench;
+  if (warm) await (warmUp ?? run)();
+  const started = performance.now();
+  const answer = await run();
+  const ms = performance.now() - started;
+  const stats = window.bench.stats;
+  reader.dispose();
+  return { ms, answer, stats };
+}
+
+/** Runs `pageCase(args)` + a timed run `RUNS + 1` times; answers must agree between runs. */
+export async function measure(bench, name, pageCase, args) {
+  const runs = [];
+  let answer;
+  for (let run = 0; run <= RUNS; run++) {
+    const page = await bench.browser.newPage();
+    await page.goto(`${bench.server.url}/`);
+    await page.waitForSelector('body[data-ready=true]');
+    await page.evaluate(pageCase, args);
+    const result = await page.evaluate(timeRun, args.warm === true);
+    await page.close();
+    if (run > 0) runs.push(result);
+    if (answer !== undefined && String(answer) !== String(result.answer)) {
+      throw new Error(`${name}: answers differ between runs (${answer} vs ${result.answer})`);
+    }
+    answer = result.answer;
+  }
+  const times = runs.map((r) => r.ms);
+  const middle = runs.find((r) => r.ms === median(times));
+  return {
+    name,
+    args,
+    medianMs: median(times),
+    runsMs: times,
+    answer: String(answer),
+    ...(middle?.stats !== undefined ? { stats: middle.stats } : {}),
+  };
+}
