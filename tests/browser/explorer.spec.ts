@@ -69,3 +69,82 @@ test('filters the open file and shows the count the scan reports', async ({ page
   await expect(page.locator('#filter-error')).toContainText('l_quantity < AND\n             ^');
   await page.screenshot({ path: info.outputPath('explorer-filter-error.png'), fullPage: true });
 });
+
+test('counts a filter’s matches, draws the query panel, and an edited filter takes its column from the cache', async ({
+  page,
+  explorerUrl,
+}, info) => {
+  await page.goto(`${explorerUrl}/?url=/data/lineitem-sf1.parquet`);
+  await page.waitForSelector('body[data-state=ready]');
+  type Handles = { explorer: { lastStats?: import('parquet-skim').ScanStats; file?: ParquetFile } };
+  const runFilter = async (filter: string) => {
+    await page.fill('#filter-input', filter);
+    await page.click('#filter-button');
+    await page.waitForSelector('#match-count[data-count]');
+    await page.waitForSelector('body[data-state=ready]');
+    return page.evaluate(() => (window as unknown as Handles).explorer.lastStats);
+  };
+  const first = await runFilter("l_comment LIKE '%special%requests%'");
+  if (first === undefined) throw new Error('no stats');
+  // The count shown is the count the library computes.
+  const expected = await page.evaluate(async () => {
+    const { file } = (window as unknown as Handles).explorer;
+    const n = await file?.aggregate({
+      filter: "l_comment LIKE '%special%requests%'",
+      aggregates: { n: { fn: 'count' } },
+    });
+    return Number(n?.values.n);
+  });
+  await expect(page.locator('#match-count')).toHaveAttribute('data-count', String(expected));
+  expect(expected).toBe(18655);
+  // The panel's numbers are the scan's stats.
+  await expect(page.locator('#query-bytes')).toHaveAttribute('data-bytes', String(first.bytesFetched));
+  await expect(page.locator('#query-bytes')).toHaveAttribute('data-requests', String(first.requests));
+  await expect(page.locator('#query-cache')).toHaveAttribute('data-hits', String(first.columnCache.hits));
+  // The map: 6 row groups × 16 columns; only l_comment is read (count(*) reads no other column).
+  await expect(page.locator('#row-group-map tbody tr')).toHaveCount(6);
+  await expect(page.locator('#row-group-map tbody td')).toHaveCount(6 * 16);
+  await expect(page.locator('#row-group-map td[data-fate=read]')).toHaveCount(6);
+  await expect(page.locator('#row-group-map td[data-fate=notNeeded]')).toHaveCount(6 * 15);
+  await expect(page.locator('#cache-chart canvas')).toHaveCount(1);
+  await page.screenshot({ path: info.outputPath('explorer-query-panel.png'), fullPage: true });
+
+  // An edited filter on the same column: every row group comes from the workers' cache and not a
+  // byte of l_comment is fetched again.
+  const second = await runFilter("l_comment LIKE '%furiously%'");
+  if (second === undefined) throw new Error('no stats');
+  expect(second.columnCache.hits).toBe(6);
+  expect(second.bytesFetchedFilter).toBe(0);
+  await expect(page.locator('#query-cache')).toHaveAttribute('data-hits', '6');
+  await expect(page.locator('#row-group-map td[data-fate=cached]')).toHaveCount(6);
+  await page.screenshot({ path: info.outputPath('explorer-refilter-cached.png'), fullPage: true });
+});
+
+test('cancels a long scan: the count stops, the page stays usable, no request is left open', async ({ page }, info) => {
+  // 150 ms per request: counting over SF1 takes seconds.
+  const slow = await startRangeServer({
+    mounts: { '/': path.join(repoRoot, 'web/explorer/dist'), '/data/': path.join(cacheDir, 'data') },
+    latencyMs: 150,
+  });
+  try {
+    await page.goto(`${slow.url}/?url=/data/lineitem-sf1.parquet`);
+    await page.waitForSelector('body[data-state=ready]', { timeout: 30_000 });
+    await page.fill('#filter-input', "l_comment LIKE '%special%'");
+    await page.click('#filter-button');
+    await page.waitForSelector('#cancel-button:not([disabled])', { timeout: 30_000 });
+    await page.screenshot({ path: info.outputPath('explorer-long-scan.png'), fullPage: true });
+    await page.click('#cancel-button');
+    await page.waitForSelector('body[data-state=ready]');
+    await expect(page.locator('#status')).toHaveText('Cancelled.');
+    await expect(page.locator('#match-count')).toHaveText('');
+    await page.screenshot({ path: info.outputPath('explorer-cancelled.png'), fullPage: true });
+    await expect.poll(() => slow.openRequests, { timeout: 5_000 }).toBe(0);
+    // The page still works.
+    await page.fill('#filter-input', 'l_orderkey < 10');
+    await page.click('#filter-button');
+    await page.waitForSelector('#match-count[data-count]', { timeout: 30_000 });
+    await expect(page.locator('#match-count')).toHaveAttribute('data-count', '25');
+  } finally {
+    await slow.close();
+  }
+});

@@ -147,3 +147,24 @@ test('a filter that prunes nothing returns exactly the rows an unfiltered scan m
   expect(result.actual.length).toBeGreaterThan(0);
   expect(result.actual).toEqual(result.expected);
 });
+
+test('a filtered scan with a limit that the first task satisfies reads only that task', async ({ harness }) => {
+  const result = await harness.evaluate(async () => {
+    const { skim } = window.harness;
+    const reader = await skim.createReader({ workers: 2 });
+    const file = await reader.open('/sample/lineitem-sf1.parquet');
+    const scan = file.scan({ columns: ['l_orderkey'], filter: "l_comment LIKE '%furiously%'", limit: 100 });
+    const rows = (await scan.toTable()).numRows;
+    const stats = { ...scan.stats };
+    const firstTaskBytes = file.metadata.rowGroups[0]?.columns.find((c) => c.path === 'l_comment')?.compressedSize;
+    reader.dispose();
+    return { rows, stats, firstTaskBytes };
+  });
+  console.log(
+    `\nfiltered limit 100: ${result.stats.tasksDone} of ${result.stats.tasksTotal} tasks, ${result.stats.bytesFetched} B fetched`,
+  );
+  expect(result.rows).toBe(100);
+  expect(result.stats.tasksDone).toBe(1);
+  // One row group's l_comment (plus the first l_orderkey pages), not a read-ahead window's.
+  expect(result.stats.bytesFetchedFilter).toBeLessThanOrEqual((result.firstTaskBytes ?? 0) * 1.01);
+});

@@ -9,21 +9,43 @@
  * supersedes the one in flight: its scan is aborted and any late result is dropped (the
  * `generation` check), so a slow file can never overwrite a newer one. Every failure, the
  * library's (`ParquetSkimError`, with its `code`) or the page's own, ends in the `#error` box.
+ * Filtering shows the first matching rows, then counts all of them (`count(*)`: only the filter
+ * columns are read, and on a re-run with an edited filter they come from the workers' cache) with
+ * a progress bar and a Cancel button, and draws the query panel from that scan's stats.
  * The views live in their own modules; this one only wires the page.
  */
-import { createReader, type OpenOptions, type ParquetFile, type ParquetSource, type Reader } from 'parquet-skim';
+import {
+  count,
+  createReader,
+  type FilterAst,
+  type OpenOptions,
+  type ParquetFile,
+  type ParquetSource,
+  type Reader,
+  type ScanProgress,
+  type ScanStats,
+} from 'parquet-skim';
 import { byId, el } from './dom.js';
 import { renderKeyValueMetadata, renderRowGroups, renderSummary } from './metadata-view.js';
+import { renderQueryPanel } from './query-view.js';
 import { renderRows, renderScanStats } from './rows-view.js';
 import { renderSchema } from './schema-view.js';
 
 /** Rows read and shown after opening. */
 const FIRST_ROWS = 100;
 
-/** What tests can reach: the current reader and file. */
+/**
+ * The reader's cache budget: an explorer re-runs edited filters over the same columns, so it
+ * keeps more decoded filter columns than the library's default (64 MiB) — on SF1 lineitem,
+ * `l_comment` of every row group.
+ */
+const CACHE_BYTES = 256 * 2 ** 20;
+
+/** What tests can reach: the current reader and file, and the stats the query panel shows. */
 interface ExplorerHandles {
   reader: Reader | undefined;
   file: ParquetFile | undefined;
+  lastStats?: ScanStats;
 }
 
 declare global {
@@ -62,6 +84,12 @@ const page = {
   filterForm: byId<HTMLFormElement>('filter-form'),
   filterInput: byId<HTMLInputElement>('filter-input'),
   filterError: byId<HTMLPreElement>('filter-error'),
+  matchBar: byId('match-bar'),
+  matchCount: byId('match-count'),
+  progress: byId<HTMLProgressElement>('scan-progress'),
+  cancelButton: byId<HTMLButtonElement>('cancel-button'),
+  queryCard: byId('query-card'),
+  queryPanel: byId('query-panel'),
 };
 
 window.explorer = { reader: undefined, file: undefined };
@@ -74,7 +102,7 @@ let inFlight: AbortController | undefined;
 /** The page's reader, created on first use (and again after a failed creation). */
 function getReader(): Promise<Reader> {
   if (readerPromise === undefined) {
-    readerPromise = createReader().then(
+    readerPromise = createReader({ cacheBytes: CACHE_BYTES }).then(
       (reader) => {
         window.explorer.reader = reader;
         return reader;
@@ -98,13 +126,23 @@ function beginWork(): { signal: AbortSignal; isCurrent: () => boolean } {
   return { signal: controller.signal, isCurrent: () => current === generation };
 }
 
-/** Scans the first rows of `file` (optionally filtered) and renders them and the scan's stats. */
-async function showFirstRows(file: ParquetFile, signal: AbortSignal, isCurrent: () => boolean, filter?: string) {
+/**
+ * Scans the first rows of `file` (optionally filtered) and renders them and the scan's stats;
+ * `last` says whether this ends the unit of work (then the page is `ready`).
+ */
+async function showFirstRows(
+  file: ParquetFile,
+  signal: AbortSignal,
+  isCurrent: () => boolean,
+  filter?: string,
+  last = true,
+) {
   const scan = file.scan({ limit: FIRST_ROWS, signal, ...(filter === undefined ? {} : { filter }) });
   const table = await scan.toTable();
   if (!isCurrent()) return;
   renderRows(page.rows, table);
   renderScanStats(page.scanStats, scan.stats);
+  if (!last) return;
   setStatus('');
   setState('ready');
 }
@@ -148,9 +186,15 @@ async function runFilter(): Promise<void> {
   const { signal, isCurrent } = beginWork();
   setStatus(text === '' ? 'Reading the first rows…' : 'Filtering…');
   try {
-    await showFirstRows(file, signal, isCurrent, text === '' ? undefined : text);
+    await showFirstRows(file, signal, isCurrent, text === '' ? undefined : text, text === '');
+    if (text !== '' && isCurrent()) await countMatches(file, reader, text, signal, isCurrent);
   } catch (error) {
     if (!isCurrent()) return;
+    if (signal.aborted) {
+      setStatus('Cancelled.');
+      setState('ready');
+      return;
+    }
     const { code, message } = describeError(error);
     const position = (error as { position?: unknown }).position;
     const caret = typeof position === 'number' ? `\n${text}\n${' '.repeat(position)}^` : '';
@@ -159,6 +203,65 @@ async function runFilter(): Promise<void> {
     setStatus('');
     setState('error');
   }
+}
+
+/**
+ * Counts every row the filter keeps — a full scan of its columns only (`count(*)` reads no
+ * other), with a progress bar and a cancel button — then draws the query panel from its stats.
+ */
+async function countMatches(
+  file: ParquetFile,
+  reader: Reader,
+  filter: string,
+  signal: AbortSignal,
+  isCurrent: () => boolean,
+): Promise<void> {
+  setStatus('Counting the matching rows…');
+  setState('loading');
+  page.matchBar.hidden = false;
+  page.matchCount.textContent = '';
+  page.progress.value = 0;
+  page.cancelButton.disabled = false;
+  const onProgress = (p: ScanProgress) => {
+    if (!isCurrent()) return;
+    page.progress.max = Math.max(1, p.tasksTotal);
+    page.progress.value = p.tasksDone;
+  };
+  try {
+    const { values, stats } = await file.aggregate({ filter, aggregates: { n: count() }, signal, onProgress });
+    if (!isCurrent()) return;
+    window.explorer.lastStats = stats;
+    const matches = Number(values.n);
+    page.matchCount.textContent = `${matches.toLocaleString('en-US')} matching rows`;
+    page.matchCount.dataset.count = String(matches);
+    page.progress.value = page.progress.max;
+    renderQueryPanel(page.queryPanel, stats, {
+      fileBytes: file.byteLength,
+      columns: file.schema.fields.map((f) => f.name),
+      read: filterColumns(reader.parseFilter(filter)),
+    });
+    page.queryCard.hidden = false;
+    setStatus('');
+    setState('ready');
+  } finally {
+    if (isCurrent()) page.cancelButton.disabled = true;
+  }
+}
+
+/** The top-level columns a filter reads. */
+function filterColumns(ast: FilterAst): Set<string> {
+  const columns = new Set<string>();
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) node.forEach(visit);
+    else if (node !== null && typeof node === 'object') {
+      for (const [key, value] of Object.entries(node)) {
+        if (key === 'column' && typeof value === 'string') columns.add(value.split('.')[0] as string);
+        else visit(value);
+      }
+    }
+  };
+  visit(ast);
+  return columns;
 }
 
 /** Opens the URL in the input, with the headers in the textarea. */
@@ -210,6 +313,8 @@ function rememberUrl(url: string | null): void {
 /** Hides and empties the panels of the previous file. */
 function clearResults(): void {
   page.results.hidden = true;
+  page.queryCard.hidden = true;
+  page.matchBar.hidden = true;
   for (const panel of [page.summary, page.schema, page.rowGroups, page.kvMetadata, page.rows, page.scanStats]) {
     panel.replaceChildren();
   }
@@ -249,6 +354,11 @@ function describeError(error: unknown): { code: string; message: string } {
 }
 
 // Wiring.
+
+page.cancelButton.addEventListener('click', () => {
+  inFlight?.abort();
+  page.cancelButton.disabled = true;
+});
 
 page.filterForm.addEventListener('submit', (event) => {
   event.preventDefault();

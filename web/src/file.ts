@@ -12,7 +12,7 @@ import { invalidArgument, ParquetSkimError, throwIfAborted, toSkimError } from '
 import { type FilterAst, FilterExpr } from './filter.js';
 import type { IoQueue } from './io/io-queue.js';
 import type { FileMetadata, RequestLogEntry } from './metadata.js';
-import { Scan, type ScanStats } from './scan.js';
+import { type RowGroupFate, Scan, type ScanStats } from './scan.js';
 import type { Executor, FileFooter, TaskResult } from './scheduler/executor.js';
 import { type ReadPlan, runPlan } from './scheduler/scheduler.js';
 import type { ParquetFileHandle, Source } from './wasm/parquet_skim_wasm.js';
@@ -165,6 +165,8 @@ export class ParquetFile {
     const { request, stats } = planned;
     let { plan } = planned;
     const started = performance.now();
+    // Row groups with a task whose filter columns were not cached.
+    const missed = new Set<number>();
     const cost = { filter: { requests: 0, bytes: 0, ms: 0 }, output: { requests: 0, bytes: 0, ms: 0 } };
     const sync = () => {
       stats.requests = cost.filter.requests + cost.output.requests;
@@ -206,7 +208,7 @@ export class ParquetFile {
         readAheadBytes: this.context.readAheadBytes,
         ...(signal !== undefined ? { signal } : {}),
         cost,
-        onTaskDone: (_task, result) => {
+        onTaskDone: (task, result) => {
           stats.tasksDone += 1;
           stats.decodeMs += result.decodeMs;
           stats.rowsFromPredicateCache += result.rowsFromCache;
@@ -214,6 +216,10 @@ export class ParquetFile {
           if (result.cache !== undefined) {
             if (result.cache.hit) cache.hits += 1;
             else cache.misses += 1;
+            // A row group split into tasks is `cached` only if every one of them hit.
+            const rowGroup = task.spec.rowGroupIdx;
+            if (!result.cache.hit) missed.add(rowGroup);
+            stats.rowGroupFates[rowGroup] = missed.has(rowGroup) ? 'read' : 'cached';
           }
           if (result.cacheDelta !== undefined) {
             cache.bytesInserted += result.cacheDelta.bytesInserted;
@@ -346,6 +352,9 @@ export interface AggregateResult<K extends string> {
 
 function statsOf(plan: ReadPlan, context: { cacheBytes: number; executor: Executor }): ScanStats {
   const cachedBytes = context.executor.cachedBytes();
+  const rowGroupFates: RowGroupFate[] = Array.from({ length: plan.stats.rowGroupsTotal }, () => 'unread');
+  for (const { rowGroup, by } of plan.stats.prunedRowGroups) rowGroupFates[rowGroup] = by;
+  for (const task of plan.tasks) rowGroupFates[task.spec.rowGroupIdx] = 'read';
   const byteSum = (ranges: Array<{ start: number; end: number }>) =>
     ranges.reduce((sum, r) => sum + r.end - r.start, 0);
   return {
@@ -381,6 +390,7 @@ function statsOf(plan: ReadPlan, context: { cacheBytes: number; executor: Execut
       budgetBytes: context.cacheBytes,
       series: [{ ms: 0, bytes: cachedBytes }],
     },
+    rowGroupFates,
   };
 }
 

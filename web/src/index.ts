@@ -42,4 +42,4 @@ export {
   Reader,
   type ReaderOptions,
 } from './reader.js';
-export { type ColumnCacheStats, Scan, type ScanStats } from './scan.js';
+export { type ColumnCacheStats, type RowGroupFate, Scan, type ScanStats } from './scan.js';

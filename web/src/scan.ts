@@ -47,7 +47,16 @@ export interface ScanStats {
   elapsedMs: number;
   /** The workers' cross-scan cache of decoded filter columns, during this scan. */
   columnCache: ColumnCacheStats;
+  /** What happened to each row group, by index (see {@link RowGroupFate}). */
+  rowGroupFates: RowGroupFate[];
 }
+
+/**
+ * A row group in one scan: skipped by footer `stats`, `bloom` filters or the `pageIndex`; `read`
+ * (its filter columns fetched and decoded); `cached` (its filter columns came from a worker's
+ * cache); or `unread` (not needed: past a limit, say).
+ */
+export type RowGroupFate = 'stats' | 'bloom' | 'pageIndex' | 'read' | 'cached' | 'unread';
 
 /**
  * The cross-scan cache during one scan. Each worker keeps the filter columns its tasks decoded

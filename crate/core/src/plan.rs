@@ -159,6 +159,29 @@ pub struct PlanStats {
     pub rows_total: u64,
     /// Rows the tasks decode (before filtering).
     pub rows_scanned: u64,
+    /// Which row groups the filter skipped, and by what: `stats`, `bloom` or `pageIndex`.
+    pub pruned_row_groups: Vec<PrunedRowGroup>,
+}
+
+impl PlanStats {
+    /// Counts row group `row_group` as skipped `by` statistics, bloom filters or the page index.
+    fn pruned(&mut self, row_group: usize, by: &'static str) {
+        match by {
+            "stats" => self.row_groups_pruned_by_stats += 1,
+            "bloom" => self.row_groups_pruned_by_bloom += 1,
+            _ => self.row_groups_pruned_by_page_index += 1,
+        }
+        self.pruned_row_groups
+            .push(PrunedRowGroup { row_group, by });
+    }
+}
+
+/// A row group a filter skipped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PrunedRowGroup {
+    pub row_group: usize,
+    pub by: &'static str,
 }
 
 /// All tasks of a scan, in output order.
@@ -394,7 +417,7 @@ fn filtered_specs(
     let mut specs = Vec::new();
     for (row_group_idx, rg) in metadata.row_groups().iter().enumerate() {
         if !keep[row_group_idx] {
-            stats.row_groups_pruned_by_stats += 1;
+            stats.pruned(row_group_idx, "stats");
             continue;
         }
         if excluded_by_bloom(
@@ -404,7 +427,7 @@ fn filtered_specs(
             blooms,
             footer_start(file),
         ) {
-            stats.row_groups_pruned_by_bloom += 1;
+            stats.pruned(row_group_idx, "bloom");
             continue;
         }
         let pages = prune_pages(filter.predicate(), metadata, row_group_idx);
@@ -415,7 +438,7 @@ fn filtered_specs(
             .as_ref()
             .map_or(rows_of(rg.num_rows()), |s| s.row_count() as u64);
         if rows_scanned == 0 {
-            stats.row_groups_pruned_by_page_index += 1;
+            stats.pruned(row_group_idx, "pageIndex");
             continue;
         }
         // A page selection that keeps every row is no selection (and keeps the predicate cache).

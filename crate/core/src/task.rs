@@ -34,6 +34,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions};
+use arrow_buffer::BooleanBufferBuilder;
 use arrow_schema::SchemaRef;
 use arrow_select::filter::prep_null_mask_filter;
 use parquet::arrow::arrow_reader::metrics::ArrowReaderMetrics;
@@ -394,12 +395,7 @@ impl TaskDecoder {
                 cross.spec.row_group_idx,
             ));
         }
-        let passed = RowSelection::from_filters(&cross.masks);
         cross.passed = cross.masks.iter().map(BooleanArray::true_count).sum();
-        let selection = match &cross.selection {
-            Some(task) => task.and_then(&passed),
-            None => passed,
-        };
         let schema = cross.file.metadata().file_metadata().schema_descr();
         let roots = schema.root_schema().get_fields();
         let leaves_of = |root: usize| {
@@ -427,6 +423,17 @@ impl TaskDecoder {
         self.stage = if decode_roots.is_empty() || cross.passed == 0 {
             Stage::FromKept
         } else {
+            // The rows that passed, as a bitmap: scattered matches would make a run-length
+            // selection of millions of selectors.
+            let mut bits = BooleanBufferBuilder::new(scanned);
+            for mask in &cross.masks {
+                bits.append_buffer(mask.values());
+            }
+            let passed = RowSelection::from_boolean_buffer(bits.finish());
+            let selection = match &cross.selection {
+                Some(task) => task.and_then(&passed),
+                None => passed,
+            };
             let mask = ProjectionMask::roots(schema, decode_roots);
             Stage::Decode(build_plain_decoder(
                 &cross.file,

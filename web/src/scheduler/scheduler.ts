@@ -41,6 +41,8 @@ export interface PlanStats {
   pagesPruned: number;
   rowsTotal: number;
   rowsScanned: number;
+  /** Row groups the filter skipped, and by what. */
+  prunedRowGroups: Array<{ rowGroup: number; by: 'stats' | 'bloom' | 'pageIndex' }>;
 }
 
 /** A scan plan, as the core's planner returns it. */
@@ -85,7 +87,11 @@ export async function* runPlan(plan: ReadPlan, context: ScanContext): AsyncGener
   context.signal?.addEventListener('abort', onOuterAbort, { once: true });
   if (context.signal?.aborted) onOuterAbort();
   const signal = internal.signal;
-  const window = context.executor.tasksAlive + 1;
+  const fullWindow = context.executor.tasksAlive + 1;
+  // A filtered scan with a limit cannot know how many tasks it needs: start with one, and double
+  // the tasks in flight each time a task's result did not end the scan (so `limit: 100` over a
+  // filter that matches early fetches one task's pages, not a window's).
+  let window = plan.limit === null ? fullWindow : 1;
   const running: Array<Promise<TaskResult> | undefined> = [];
   const bytesOf = (task: PlannedTask) =>
     [...task.filterRanges, ...task.outputRanges].reduce((sum, r) => sum + r.end - r.start, 0);
@@ -109,6 +115,7 @@ export async function* runPlan(plan: ReadPlan, context: ScanContext): AsyncGener
       bytesAhead -= bytesOf(plan.tasks[next] as PlannedTask);
       context.onTaskDone?.(plan.tasks[next] as PlannedTask, result);
       yield result;
+      window = Math.min(fullWindow, window * 2);
     }
   } finally {
     context.signal?.removeEventListener('abort', onOuterAbort);

@@ -1,0 +1,136 @@
+/**
+ * The query panel: what the last full scan of a filter did, drawn from its `ScanStats`.
+ *
+ * - bytes fetched against the file's size, requests, and time by phase;
+ * - a map of row groups × columns: skipped by footer statistics, bloom filters or the page index,
+ *   fetched, taken from the workers' cache, or not needed by the query;
+ * - the workers' cache: hits, and its bytes over the scan as a chart (uPlot).
+ *
+ * Design note: every number shown is read from the stats object as is (tests compare them), and
+ * each element that shows one carries a `data-` attribute with the raw value.
+ */
+import type { RowGroupFate, ScanStats } from 'parquet-skim';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import { el, formatBytes, formatMs } from './dom.js';
+
+/** What the panel needs besides the stats. */
+export interface QueryContext {
+  fileBytes: number;
+  /** Top-level column names of the file, in order. */
+  columns: string[];
+  /** Top-level columns the query reads (its filter's, and its projection's). */
+  read: Set<string>;
+}
+
+const FATE_LABEL: Record<RowGroupFate | 'notNeeded', string> = {
+  stats: 'skipped by statistics',
+  bloom: 'skipped by bloom filter',
+  pageIndex: 'skipped by page index',
+  read: 'fetched',
+  cached: 'from cache',
+  unread: 'not read',
+  notNeeded: 'not needed',
+};
+
+let chart: uPlot | undefined;
+
+/** Fills `target` with the panel for `stats`. */
+export function renderQueryPanel(target: HTMLElement, stats: ScanStats, context: QueryContext): void {
+  chart?.destroy();
+  chart = undefined;
+  const share = context.fileBytes === 0 ? 0 : stats.bytesFetched / context.fileBytes;
+  const bar = el('div', { className: 'bytes-bar' }, el('div', { className: 'bytes-fill' }));
+  (bar.firstChild as HTMLElement).style.width = `${Math.min(100, share * 100).toFixed(2)}%`;
+  const fetched = el('p', {
+    id: 'query-bytes',
+    text: `${formatBytes(stats.bytesFetched)} of ${formatBytes(context.fileBytes)} fetched (${(share * 100).toFixed(2)}%) in ${stats.requests} requests`,
+  });
+  fetched.dataset.bytes = String(stats.bytesFetched);
+  fetched.dataset.requests = String(stats.requests);
+  const phases = el('p', {
+    id: 'query-phases',
+    text: `${formatMs(stats.elapsedMs)} in all — fetching ${formatMs(stats.fetchMs)}, decoding and filtering ${formatMs(stats.decodeMs)} (summed over requests and workers)`,
+  });
+  const cache = stats.columnCache;
+  const cacheLine = el('p', {
+    id: 'query-cache',
+    text:
+      cache.budgetBytes === 0
+        ? 'cache off'
+        : `cache: ${cache.hits} of ${cache.hits + cache.misses} tasks hit; peak ${formatBytes(cache.peakBytes)} of ${formatBytes(cache.budgetBytes)}`,
+  });
+  cacheLine.dataset.hits = String(cache.hits);
+  const plot = el('div', { id: 'cache-chart', className: 'cache-chart' });
+  target.replaceChildren(
+    el('h3', { text: 'Bytes' }),
+    bar,
+    fetched,
+    phases,
+    el('h3', { text: 'Row groups × columns' }),
+    rowGroupMap(stats, context),
+    legend(),
+    el('h3', { text: 'Cache' }),
+    cacheLine,
+    plot,
+  );
+  if (cache.budgetBytes > 0) drawCacheChart(plot, stats);
+}
+
+function rowGroupMap(stats: ScanStats, context: QueryContext): HTMLTableElement {
+  const table = el('table', { id: 'row-group-map', className: 'rg-map' });
+  const head = el('tr', {}, el('th', { text: '' }), ...context.columns.map((c) => el('th', { text: c, title: c })));
+  const rows = stats.rowGroupFates.map((fate, index) => {
+    const cells = context.columns.map((column) => {
+      const state = fate === 'read' || fate === 'cached' || fate === 'unread' ? cellState(fate, column, context) : fate;
+      const cell = el('td', {
+        className: `fate-${state}`,
+        title: `row group ${index}, ${column}: ${FATE_LABEL[state]}`,
+      });
+      cell.dataset.fate = state;
+      return cell;
+    });
+    return el('tr', {}, el('th', { text: String(index) }), ...cells);
+  });
+  table.append(el('thead', {}, head), el('tbody', {}, ...rows));
+  return table;
+}
+
+function cellState(fate: 'read' | 'cached' | 'unread', column: string, context: QueryContext) {
+  if (fate === 'unread') return 'unread';
+  return context.read.has(column) ? fate : 'notNeeded';
+}
+
+function legend(): HTMLElement {
+  return el(
+    'p',
+    { className: 'rg-legend' },
+    ...(['read', 'cached', 'stats', 'bloom', 'pageIndex', 'notNeeded'] as const).flatMap((fate) => [
+      el('span', { className: `swatch fate-${fate}` }),
+      ` ${FATE_LABEL[fate]}  `,
+    ]),
+  );
+}
+
+/** The caches' bytes after each task, against milliseconds since the scan started. */
+function drawCacheChart(target: HTMLElement, stats: ScanStats): void {
+  const { series, budgetBytes } = stats.columnCache;
+  const xs = series.map((p) => p.ms);
+  const ys = series.map((p) => p.bytes / 2 ** 20);
+  const budget = series.map(() => budgetBytes / 2 ** 20);
+  chart = new uPlot(
+    {
+      width: Math.max(320, Math.min(720, target.clientWidth || 640)),
+      height: 180,
+      scales: { x: { time: false } },
+      axes: [{ label: 'ms since the scan started' }, { label: 'MiB cached' }],
+      series: [
+        {},
+        { label: 'cache', stroke: '#2563eb', width: 2, fill: 'rgba(37, 99, 235, 0.12)' },
+        { label: 'budget', stroke: '#9ca3af', dash: [6, 4], width: 1 },
+      ],
+    },
+    [xs, ys, budget],
+    target,
+  );
+}
