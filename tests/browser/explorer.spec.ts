@@ -148,3 +148,69 @@ test('cancels a long scan: the count stops, the page stays usable, no request is
     await slow.close();
   }
 });
+
+test('the data grid scrolls to row 5,000,000 fetching only the pages it shows; the column picker narrows it', async ({
+  page,
+  explorerUrl,
+}, info) => {
+  await page.goto(`${explorerUrl}/?url=/data/lineitem-sf1.parquet`);
+  await page.waitForSelector('body[data-state=ready]');
+  type Handles = {
+    explorer: { file?: ParquetFile; grid?: { scrollToRow(row: number): void; cost: { bytes: number } } };
+  };
+  await page.waitForSelector('#grid-rows tr[data-row="0"]:not(.loading)');
+  await expect(page.locator('#column-chunks tbody tr')).toHaveCount(6);
+  await expect(page.locator('#column-chunks tbody tr').first().locator('td')).toHaveCount(16);
+  // Wheel-scroll a little, then jump far down.
+  await page.hover('#grid-viewport');
+  await page.mouse.wheel(0, 2000);
+  await expect.poll(async () => Number(await page.locator('#grid').getAttribute('data-first-row'))).toBeGreaterThan(0);
+  await page.evaluate(() => (window as unknown as Handles).explorer.grid?.scrollToRow(5_000_000));
+  const row = page.locator('#grid-rows tr[data-row="5000000"]:not(.loading)');
+  await row.waitFor();
+  const expected = await page.evaluate(async () => {
+    const { file } = (window as unknown as Handles).explorer;
+    const table = await file?.scan({ columns: ['l_orderkey', 'l_comment'], offset: 5_000_000, limit: 1 }).toTable();
+    return {
+      key: String(table?.getChild('l_orderkey')?.get(0)),
+      comment: String(table?.getChild('l_comment')?.get(0)),
+    };
+  });
+  await expect(row.locator('td').nth(1)).toHaveText(expected.key);
+  await expect(row).toContainText(expected.comment.slice(0, 20));
+  const cost = await page.evaluate(() => (window as unknown as Handles).explorer.grid?.cost.bytes ?? -1);
+  const fileBytes = await page.evaluate(() => (window as unknown as Handles).explorer.file?.byteLength ?? 0);
+  console.log(
+    `\ngrid: scrolled to row 5,000,000 having fetched ${cost} B of ${fileBytes} (${((100 * cost) / fileBytes).toFixed(2)}%)`,
+  );
+  expect(cost).toBeGreaterThan(0);
+  expect(cost).toBeLessThan(fileBytes * 0.05);
+  await page.screenshot({ path: info.outputPath('explorer-grid-far-down.png'), fullPage: true });
+  // The column picker: keep l_orderkey and l_shipdate only.
+  for (const name of [
+    'l_partkey',
+    'l_suppkey',
+    'l_linenumber',
+    'l_quantity',
+    'l_extendedprice',
+    'l_discount',
+    'l_tax',
+  ]) {
+    await page.uncheck(`#column-picker input[value="${name}"]`);
+  }
+  for (const name of [
+    'l_returnflag',
+    'l_linestatus',
+    'l_commitdate',
+    'l_receiptdate',
+    'l_shipinstruct',
+    'l_shipmode',
+    'l_comment',
+  ]) {
+    await page.uncheck(`#column-picker input[value="${name}"]`);
+  }
+  await expect(page.locator('#grid-rows thead th')).toHaveCount(3);
+  await page.waitForSelector('#grid-rows tr[data-row="5000000"]:not(.loading)');
+  await expect(page.locator('#grid-rows tr[data-row="5000000"] td').nth(1)).toHaveText(expected.key);
+  await page.screenshot({ path: info.outputPath('explorer-grid-columns.png'), fullPage: true });
+});

@@ -26,7 +26,8 @@ import {
   type ScanStats,
 } from 'parquet-skim';
 import { byId, el } from './dom.js';
-import { renderKeyValueMetadata, renderRowGroups, renderSummary } from './metadata-view.js';
+import { DataGrid } from './grid-view.js';
+import { renderColumnChunks, renderKeyValueMetadata, renderRowGroups, renderSummary } from './metadata-view.js';
 import { renderQueryPanel } from './query-view.js';
 import { renderRows, renderScanStats } from './rows-view.js';
 import { renderSchema } from './schema-view.js';
@@ -41,11 +42,12 @@ const FIRST_ROWS = 100;
  */
 const CACHE_BYTES = 256 * 2 ** 20;
 
-/** What tests can reach: the current reader and file, and the stats the query panel shows. */
+/** What tests can reach: the current reader and file, the grid, and the query panel's stats. */
 interface ExplorerHandles {
   reader: Reader | undefined;
   file: ParquetFile | undefined;
   lastStats?: ScanStats;
+  grid?: DataGrid;
 }
 
 declare global {
@@ -90,7 +92,13 @@ const page = {
   cancelButton: byId<HTMLButtonElement>('cancel-button'),
   queryCard: byId('query-card'),
   queryPanel: byId('query-panel'),
+  columnChunks: byId<HTMLTableElement>('column-chunks'),
+  grid: byId('grid'),
+  picker: byId('column-picker'),
 };
+
+/** The data grid of the open file. */
+let grid: DataGrid | undefined;
 
 window.explorer = { reader: undefined, file: undefined };
 
@@ -163,7 +171,10 @@ async function openSource(source: ParquetSource, label: string, options: OpenOpt
     renderSchema(page.schema, file.schema);
     renderRowGroups(page.rowGroups, file);
     renderKeyValueMetadata(page.kvMetadata, file);
+    renderColumnChunks(page.columnChunks, file);
     page.results.hidden = false;
+    grid = new DataGrid(page.grid, page.picker, file);
+    window.explorer.grid = grid;
     setStatus(`Reading the first ${FIRST_ROWS} rows…`);
     await showFirstRows(file, signal, isCurrent);
   } catch (error) {
@@ -312,10 +323,22 @@ function rememberUrl(url: string | null): void {
 
 /** Hides and empties the panels of the previous file. */
 function clearResults(): void {
+  grid?.dispose();
+  grid = undefined;
   page.results.hidden = true;
   page.queryCard.hidden = true;
   page.matchBar.hidden = true;
-  for (const panel of [page.summary, page.schema, page.rowGroups, page.kvMetadata, page.rows, page.scanStats]) {
+  for (const panel of [
+    page.summary,
+    page.schema,
+    page.rowGroups,
+    page.kvMetadata,
+    page.rows,
+    page.scanStats,
+    page.columnChunks,
+    page.grid,
+    page.picker,
+  ]) {
     panel.replaceChildren();
   }
 }

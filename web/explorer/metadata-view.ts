@@ -63,6 +63,50 @@ export function renderRowGroups(table: HTMLTableElement, file: ParquetFile): voi
   table.replaceChildren(head, body);
 }
 
+/**
+ * Fills `table` with a row groups × leaf columns grid: each cell the chunk's compressed size, with
+ * marks for a column index (ci), an offset index (oi) and a bloom filter (bf), and a tooltip with
+ * codec, encodings, values, statistics and sizes.
+ */
+export function renderColumnChunks(table: HTMLTableElement, file: ParquetFile): void {
+  const leaves = file.metadata.columns.map((c) => c.path);
+  const head = el(
+    'thead',
+    {},
+    el('tr', {}, el('th', { text: 'rg' }), ...leaves.map((path) => el('th', { text: path, title: path }))),
+  );
+  const body = el('tbody');
+  file.metadata.rowGroups.forEach((group, index) => {
+    const cells = group.columns.map((chunk) => {
+      const stats = chunk.statistics;
+      const marks = [
+        chunk.hasColumnIndex ? 'ci' : '',
+        chunk.hasOffsetIndex ? 'oi' : '',
+        chunk.hasBloomFilter ? 'bf' : '',
+      ]
+        .filter((m) => m !== '')
+        .join(' ');
+      const tooltip = [
+        `${chunk.path}, row group ${index}`,
+        `codec ${chunk.codec}; encodings ${chunk.encodings.join(', ')}`,
+        `${formatCount(chunk.numValues)} values; ${formatBytes(chunk.compressedSize)} compressed, ${formatBytes(chunk.uncompressedSize)} uncompressed`,
+        stats === null
+          ? 'no statistics'
+          : `min ${truncate(stats.min ?? 'null', 60)}${stats.minIsExact ? '' : ' (inexact)'}, max ${truncate(stats.max ?? 'null', 60)}${stats.maxIsExact ? '' : ' (inexact)'}, nulls ${stats.nullCount ?? 'unknown'}`,
+        `column index: ${chunk.hasColumnIndex ? 'yes' : 'no'}; offset index: ${chunk.hasOffsetIndex ? 'yes' : 'no'}; bloom filter: ${chunk.hasBloomFilter ? 'yes' : 'no'}`,
+      ].join('\n');
+      return el(
+        'td',
+        { className: 'num chunk', title: tooltip },
+        el('div', { text: formatBytes(chunk.compressedSize) }),
+        el('div', { className: 'marks', text: marks }),
+      );
+    });
+    body.append(el('tr', {}, el('th', { className: 'num', text: String(index) }), ...cells));
+  });
+  table.replaceChildren(head, body);
+}
+
 /** Fills `target` with the file's key-value metadata, values collapsed. */
 export function renderKeyValueMetadata(target: HTMLElement, file: ParquetFile): void {
   const entries = file.metadata.keyValueMetadata;

@@ -82,7 +82,7 @@ function cell(text: string | null, numeric: boolean): HTMLTableCellElement {
   return td;
 }
 
-function isNumeric(type: DataType): boolean {
+export function isNumeric(type: DataType): boolean {
   const valueType = DataType.isDictionary(type) ? type.dictionary : type;
   return DataType.isInt(valueType) || DataType.isFloat(valueType) || DataType.isDecimal(valueType);
 }
