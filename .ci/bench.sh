@@ -4,6 +4,7 @@
 # Chromium:
 # - the read-task ablations → bench/results/<date>-ablations.json
 # - the predicate / cross-scan cache benchmark → bench/results/<date>-cache.json
+# - the package size (.wasm and JS, raw / gzip / brotli) → bench/results/<date>-size.json
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/build.sh
@@ -14,3 +15,4 @@ if [ ! -f "$hits" ]; then
 fi
 node tests/bench/ablations.mjs
 node tests/bench/cache.mjs
+node tests/bench/size.mjs

@@ -1,0 +1,46 @@
+/**
+ * What the package weighs: the `.wasm` and the JS of web/dist (the worker included), raw, gzip
+ * (level 9) and brotli (quality 11) — what a browser downloads from a server that compresses.
+ * Writes bench/results/<date>-size.json and prints a Markdown table.
+ *
+ * Usage: node tests/bench/size.mjs   (after `npm run build`)
+ */
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import { repo } from './lib.mjs';
+
+const dist = path.join(repo, 'web/dist');
+
+async function files(dir) {
+  const entries = await readdir(dir, { withFileTypes: true });
+  const nested = await Promise.all(
+    entries.map((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : [path.join(dir, e.name)])),
+  );
+  return nested.flat();
+}
+
+function sizes(bytes) {
+  return {
+    raw: bytes.length,
+    gzip: gzipSync(bytes, { level: 9 }).length,
+    brotli: brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }).length,
+  };
+}
+
+const all = await files(dist);
+const wasm = await readFile(all.find((f) => f.endsWith('.wasm')));
+const js = Buffer.concat(await Promise.all(all.filter((f) => f.endsWith('.js')).map((f) => readFile(f))));
+const result = { wasm: sizes(wasm), js: sizes(js) };
+const mb = (n) => `${(n / 1e6).toFixed(2)} MB`;
+console.log('\n| file | raw | gzip | brotli |\n|---|---:|---:|---:|');
+for (const [name, s] of Object.entries(result)) {
+  console.log(
+    `| ${name === 'wasm' ? 'parquet_skim_wasm_bg.wasm' : 'JS (web/dist, all modules)'} | ${mb(s.raw)} | ${mb(s.gzip)} | ${mb(s.brotli)} |`,
+  );
+}
+const date = new Date().toISOString().slice(0, 10);
+await mkdir(path.join(repo, 'bench/results'), { recursive: true });
+const out = path.join(repo, `bench/results/${date}-size.json`);
+await writeFile(out, `${JSON.stringify({ date, ...result }, null, 2)}\n`);
+console.log(`wrote ${path.relative(repo, out)}`);
