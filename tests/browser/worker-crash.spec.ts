@@ -36,6 +36,8 @@ test('a trapping worker is replaced and retried once, then the scan fails with W
   });
   console.log(`\ntrapping task: ${result.error?.code}: ${result.error?.message}; workers replaced: ${result.replaced}`);
   expect(result.error).toMatchObject({ name: 'ParquetSkimError', code: 'WORKER_CRASHED', isSkimError: true });
+  // The panic hook's message says what broke: where in which crate, and the assertion.
+  expect(result.error?.message).toContain('panicked at');
   expect(result.replaced).toBe(2);
   expect(result.workers).toBe(2);
   expect(result.rows).toBe(7300);

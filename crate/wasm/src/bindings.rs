@@ -386,6 +386,18 @@ impl JsTask {
     }
 }
 
+/// Runs when the module is instantiated: installs the panic hook.
+#[wasm_bindgen(start)]
+pub fn start() {
+    crate::panic::install_hook();
+}
+
+/// The message of the last panic in this instance (taken), to explain a trap.
+#[wasm_bindgen(js_name = takePanicMessage)]
+pub fn take_panic_message() -> Option<String> {
+    crate::panic::take_message()
+}
+
 /// Parses a SQL `WHERE` clause into the filter AST (JSON text). Errors carry a `position`.
 #[wasm_bindgen(js_name = parseFilter)]
 pub fn parse_filter(sql: &str) -> Result<String, JsValue> {

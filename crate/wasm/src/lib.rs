@@ -6,6 +6,7 @@
 //! - [`http`]: one range request through the global `fetch` (Window, Worker or Node), checked
 //!   against what was asked
 //! - [`js_error`]: `SkimError` → a JS `Error` with `name` and a stable `code`
+//! - [`panic`]: keeps a panic's message for the error that reports the trap
 //!
 //! Decoding never waits on I/O here: the JS scheduler fetches through a [`source::Source`] and
 //! pushes the bytes into a task, which decodes synchronously.
@@ -13,4 +14,5 @@
 pub mod bindings;
 pub mod http;
 pub mod js_error;
+pub mod panic;
 pub mod source;

@@ -114,7 +114,18 @@ export class TaskHost {
       return work();
     } catch (error) {
       if (taskId !== null) this.finish(taskId);
-      return { kind: 'failed', taskId, error: serializeError(error) };
+      const serialized = serializeError(error);
+      if (serialized.name === 'RuntimeError') {
+        // A trap: a Rust panic (abort) says what broke; say it too.
+        let panic: string | undefined;
+        try {
+          panic = this.wasm.takePanicMessage();
+        } catch {
+          // The instance cannot even answer: the trap's own message will do.
+        }
+        if (panic !== undefined) serialized.message = `${serialized.message} (${panic})`;
+      }
+      return { kind: 'failed', taskId, error: serialized };
     }
   }
 }
