@@ -7,6 +7,7 @@
  */
 import { type RecordBatch, type Schema, Table } from 'apache-arrow';
 import { ParquetSkimError } from './errors.js';
+import type { CacheCounters } from './worker/protocol.js';
 
 /** Counters of one scan, updated while it runs. */
 export interface ScanStats {
@@ -63,14 +64,10 @@ export type RowGroupFate = 'stats' | 'bloom' | 'pageIndex' | 'read' | 'cached' |
  * (an LRU within its share of the reader's `cacheBytes`); a later scan of the same file and
  * filter columns takes them from there instead of fetching and decoding them.
  */
-export interface ColumnCacheStats {
-  /** Filtered tasks whose filter columns came from a worker's cache / had to be decoded. */
-  hits: number;
-  misses: number;
-  /** Bytes added to, evicted from, and decoded but not kept by (over budget) the caches. */
-  bytesInserted: number;
-  bytesEvicted: number;
-  bytesRejected: number;
+export interface ColumnCacheStats
+  extends Pick<CacheCounters, 'hits' | 'misses' | 'bytesInserted' | 'bytesEvicted' | 'bytesRejected'> {
+  // hits / misses: filtered tasks whose filter columns came from a worker's cache / were
+  // decoded; bytes*: added to, evicted from, and decoded but not kept by the caches (over budget).
   /** Most bytes all workers' caches held together during the scan; never above `budgetBytes`. */
   peakBytes: number;
   /** The caches' budget: the reader's `cacheBytes` (0: off). */

@@ -447,47 +447,41 @@ impl TaskDecoder {
 
     /// Step 2 without a decoder: the next batch of kept output columns (or of row counts).
     fn next_from_kept(&mut self) -> Result<Option<RecordBatch>> {
-        let batch_size = self.batch_size;
-        let schema = Arc::clone(self.projection.output_schema());
         let cross = self.cross_mut()?;
-        let n = batch_size.min(cross.passed - cross.emitted);
-        if n == 0 {
-            return Ok(None);
+        let n = cross.passed - cross.emitted;
+        match n.min(self.batch_size) {
+            0 => Ok(None),
+            n => self.assemble(None, n).map(Some),
         }
-        let columns = schema
-            .fields()
-            .iter()
-            .map(|f| {
-                cross
-                    .from_kept
-                    .get(f.name())
-                    .map(|a| a.slice(cross.emitted, n))
-                    .ok_or_else(|| SkimError::internal(format!("no kept column {}", f.name())))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        cross.emitted += n;
-        batch_of(schema, columns, n).map(Some)
     }
 
-    /// Step 2 with a decoder: its batch plus the same rows of the kept output columns, in the
-    /// requested order.
+    /// Step 2 with a decoder: its batch plus the same rows of the kept output columns.
     fn with_kept_columns(&mut self, batch: RecordBatch) -> Result<RecordBatch> {
+        let n = batch.num_rows();
+        self.assemble(Some(&batch), n)
+    }
+
+    /// The next `n` output rows in the requested column order: kept columns sliced at the rows
+    /// emitted so far, the others from `decoded`.
+    fn assemble(&mut self, decoded: Option<&RecordBatch>, n: usize) -> Result<RecordBatch> {
         let schema = Arc::clone(self.projection.output_schema());
         let cross = self.cross_mut()?;
-        let n = batch.num_rows();
         let columns = schema
             .fields()
             .iter()
-            .map(|f| match cross.from_kept.get(f.name()) {
-                Some(kept) if cross.emitted + n <= kept.len() => Ok(kept.slice(cross.emitted, n)),
-                Some(_) => Err(short_decode(
+            .map(|f| match (cross.from_kept.get(f.name()), decoded) {
+                (Some(kept), _) if cross.emitted + n <= kept.len() => {
+                    Ok(kept.slice(cross.emitted, n))
+                }
+                (Some(_), _) => Err(short_decode(
                     (cross.emitted + n) as u64,
                     cross.passed as u64,
                     cross.spec.row_group_idx,
                 )),
-                None => batch.column_by_name(f.name()).cloned().ok_or_else(|| {
+                (None, Some(batch)) => batch.column_by_name(f.name()).cloned().ok_or_else(|| {
                     SkimError::internal(format!("decoded batch lacks column {}", f.name()))
                 }),
+                (None, None) => Err(SkimError::internal(format!("no kept column {}", f.name()))),
             })
             .collect::<Result<Vec<_>>>()?;
         cross.emitted += n;
