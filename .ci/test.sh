@@ -22,6 +22,7 @@ step "biome (lint + format)"
 npx biome ci .
 
 counts=$(mktemp)
+rm -rf tests/.cache/robustness  # the robustness ledgers cover exactly this run
 step "cargo test"
 cargo test --locked --workspace 2>&1 | tee -a "$counts"
 step "vitest (Node)"
@@ -33,6 +34,9 @@ bash tests/conformance/setup-venv.sh
 
 step "browser tests (Playwright, Debian Chromium)"
 npx playwright test -c tests/browser/playwright.config.ts 2>&1 | tee -a "$counts"
+
+step "robustness summary (hostile files, servers, big files, lifecycle, fuzz)"
+node tests/robustness/summary.mjs --json tests/.cache/robustness-summary.json
 
 # One closing line for all three runners (pipefail has already stopped us on any failure).
 plain=$(sed 's/\x1b\[[0-9;]*m//g' "$counts")

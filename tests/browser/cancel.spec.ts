@@ -6,6 +6,7 @@
 import path from 'node:path';
 import type { ParquetFile, Reader } from 'parquet-skim';
 import { startRangeServer } from '../server/range-server.mjs';
+import { recordCase } from '../support/robustness.ts';
 import { cacheDir, expect, test } from './fixtures.ts';
 
 test('100 scans aborted at random points leak nothing, and the next scan works', async ({ harness }) => {
@@ -71,10 +72,87 @@ test('100 scans aborted at random points leak nothing, and the next scan works',
     `\n100 scans: ${result.rejections.length} aborted, ${result.completed} finished first; ` +
       `abort → rejection median ${result.medianDelay.toFixed(1)} ms, max ${result.maxDelay.toFixed(1)} ms`,
   );
+  const ok =
+    result.rejections.length + result.completed === 100 &&
+    result.rejections.length > 50 &&
+    result.rejections.every((name) => name === 'AbortError') &&
+    result.maxDelay < 100 &&
+    after.workers === 2 &&
+    after.rows > 0;
+  recordCase('lifecycle', {
+    area: 'lifecycle',
+    case: '100 scans aborted at random points, then a scan',
+    ok,
+    detail: `${result.rejections.length} aborted, max ${result.maxDelay.toFixed(0)} ms to reject`,
+    inputs: 100,
+  });
   expect(result.rejections.length + result.completed).toBe(100);
   expect(result.rejections.length).toBeGreaterThan(50);
   expect(new Set(result.rejections)).toEqual(new Set(['AbortError']));
   expect(result.maxDelay).toBeLessThan(100);
   expect(after.workers).toBe(2);
   expect(after.rows).toBeGreaterThan(0);
+});
+
+test('dispose() during scans rejects them with DISPOSED, closes every request, and a new reader works', async ({
+  harness,
+}) => {
+  const slow = await startRangeServer({ mounts: { '/sample/': path.join(cacheDir, 'data') }, latencyMs: 150 });
+  const result = await harness.evaluate(async (base) => {
+    const { skim, describeError } = window.harness;
+    const url = `${base}/sample/lineitem-sf1.parquet`;
+    const reader = await skim.createReader({ workers: 2, ioConcurrency: 4 });
+    const file = await reader.open(url);
+    // Three scans in flight: one reading batches, one filtered, one aggregate.
+    const consume = async (scan: AsyncIterable<unknown>) => {
+      for await (const _ of scan) {
+        // keep pulling
+      }
+    };
+    const pending = [
+      consume(file.scan({ columns: ['l_comment'] })),
+      consume(file.scan({ columns: ['l_orderkey'], filter: 'l_quantity < 10' })),
+      file.scan({ columns: ['l_orderkey', 'l_partkey'] }).toTable(),
+    ].map((p) =>
+      p.then(
+        () => ({ name: 'none', code: null as string | null }),
+        (error) => describeError(error),
+      ),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const disposedAt = performance.now();
+    reader.dispose();
+    const outcomes = await Promise.all(pending);
+    const rejectMs = performance.now() - disposedAt;
+    const workersAfter = reader.workerCount;
+    let reopen = 'none';
+    try {
+      await reader.open(url);
+    } catch (error) {
+      reopen = describeError(error).code ?? 'no code';
+    }
+    const fresh = await skim.createReader({ workers: 2 });
+    const again = await (await fresh.open(url)).scan({ columns: ['l_orderkey'], limit: 5000 }).toTable();
+    const freshWorkers = fresh.workerCount;
+    fresh.dispose();
+    return { codes: outcomes.map((o) => o.code), rejectMs, workersAfter, reopen, rows: again.numRows, freshWorkers };
+  }, slow.url);
+  await expect.poll(() => slow.openRequests, { timeout: 1000 }).toBe(0);
+  await slow.close();
+  const ok =
+    result.codes.every((code) => code === 'DISPOSED') &&
+    result.rejectMs < 200 &&
+    result.workersAfter === 0 &&
+    result.reopen === 'DISPOSED' &&
+    result.rows === 5000 &&
+    result.freshWorkers === 2;
+  recordCase('lifecycle', {
+    area: 'lifecycle',
+    case: 'dispose() during 3 scans',
+    ok,
+    detail: `${result.codes.join(',')} in ${result.rejectMs.toFixed(0)} ms; workers after ${result.workersAfter}`,
+  });
+  expect(result).toMatchObject({ workersAfter: 0, reopen: 'DISPOSED', rows: 5000, freshWorkers: 2 });
+  expect(result.codes).toEqual(['DISPOSED', 'DISPOSED', 'DISPOSED']);
+  expect(result.rejectMs).toBeLessThan(200);
 });

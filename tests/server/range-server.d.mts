@@ -24,6 +24,10 @@ export interface RangeServerLogEntry {
   range: string | null;
   /** The `Authorization` request header, if sent. */
   authorization: string | null;
+  /** The `If-Match` request header, if sent. */
+  ifMatch: string | null;
+  /** True when the client closed the connection before the whole body was sent. */
+  aborted?: boolean;
   status: number;
   /** Body bytes sent. */
   bytes: number;

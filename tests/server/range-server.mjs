@@ -29,7 +29,12 @@
  *   round trip. Every request, OPTIONS included, is appended to `log` as
  *   `{ method, path, range, status, bytes, ms }`; the entry is pushed once the
  *   last body byte has been handed to the socket (before the response is
- *   ended), so a client that has read the whole body always finds its entry.
+ *   ended), so a client that has read the whole body always finds its entry;
+ *   a response the client closed early is logged with `aborted: true`.
+ * - `/hostile/<modes>/<path>` serves `<path>` the way a misbehaving server
+ *   would (Range ignored, HEAD refused, headers not exposed, error statuses,
+ *   503s, cut connections, stalls, gzip on ranges, a file replaced mid-read):
+ *   see hostile.mjs.
  * - CLI: `node tests/server/range-server.mjs --mount /=DIR --mount /data/=DIR
  *   [--port N] [--host H] [--latency MS]` prints `listening on URL` and runs
  *   until SIGINT or SIGTERM.
@@ -38,6 +43,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { gzip, gzippedFile, HostileCounters, parseHostile } from './hostile.mjs';
 
 const CONTENT_TYPES = {
   '.html': 'text/html; charset=utf-8',
@@ -151,6 +157,18 @@ function resolveTarget(rawUrl, mounts) {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** `length` bytes of `file` from `start`. */
+async function readSlice(file, start, length) {
+  const handle = await fs.promises.open(file, 'r');
+  try {
+    const buffer = Buffer.alloc(length);
+    const { bytesRead } = await handle.read(buffer, 0, length, start);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
 /**
  * Start the server. Resolves once it is listening.
  * @param {{ mounts: Record<string, string>, host?: string, port?: number,
@@ -162,6 +180,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function startRangeServer({ mounts, host = '127.0.0.1', port = 0, latencyMs = 0, headers = {} }) {
   const mountList = normaliseMounts(mounts);
   const log = [];
+  const counters = new HostileCounters();
 
   const server = http.createServer((req, res) => {
     handle(req, res).catch((err) => {
@@ -186,11 +205,24 @@ export async function startRangeServer({ mounts, host = '127.0.0.1', port = 0, l
     res.on('close', () => {
       open -= 1;
     });
+    let hostile = null;
+    try {
+      hostile = parseHostile(req.url ?? '');
+    } catch (error) {
+      res.writeHead(400, { ...COMMON_HEADERS, 'Content-Type': 'text/plain' });
+      res.end(`${error.message}\n`);
+      return;
+    }
+    const modes = hostile?.modes ?? {};
+    const common = modes['no-expose']
+      ? Object.fromEntries(Object.entries(COMMON_HEADERS).filter(([name]) => name !== 'Access-Control-Expose-Headers'))
+      : COMMON_HEADERS;
     const entry = {
       method: req.method ?? '',
       path: req.url ?? '',
       range: req.headers.range ?? null,
       authorization: req.headers.authorization ?? null,
+      ifMatch: req.headers['if-match'] ?? null,
       status: 0,
       bytes: 0,
       ms: 0,
@@ -203,13 +235,16 @@ export async function startRangeServer({ mounts, host = '127.0.0.1', port = 0, l
       entry.ms = performance.now() - started;
       log.push(entry);
     };
-    res.on('close', record);
+    res.on('close', () => {
+      if (!logged && !res.writableFinished) entry.aborted = true;
+      record();
+    });
 
     const reply = (status, extra = {}, body = '') => {
       const payload = req.method === 'HEAD' ? '' : body;
       const length = status === 204 || status === 304 ? {} : { 'Content-Length': String(Buffer.byteLength(body)) };
       res.writeHead(status, {
-        ...COMMON_HEADERS,
+        ...common,
         ...headers,
         ...length,
         ...extra,
@@ -222,11 +257,26 @@ export async function startRangeServer({ mounts, host = '127.0.0.1', port = 0, l
     if (latencyMs > 0) await sleep(latencyMs);
 
     if (req.method === 'OPTIONS') return reply(204, PREFLIGHT_HEADERS);
+    if (req.method === 'HEAD' && modes['no-head']) {
+      return reply(405, { Allow: 'GET, OPTIONS', 'Content-Type': 'text/plain' }, 'HEAD is not allowed\n');
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       return reply(405, { Allow: 'GET, HEAD, OPTIONS', 'Content-Type': 'text/plain' }, 'method not allowed\n');
     }
 
-    const target = resolveTarget(entry.path, mountList);
+    // The number of this GET among the ones the modes apply to (0: they do not apply).
+    const getNumber = req.method === 'GET' && hostile ? counters.next(entry.path) - (modes.after ?? 0) : 0;
+    if (getNumber <= 0) {
+      for (const mode of ['status', 'fail', 'drop', 'slowMs', 'stall']) delete modes[mode];
+    }
+    if (modes.status)
+      return reply(modes.status, { 'Content-Type': 'text/plain' }, `${http.STATUS_CODES[modes.status]}\n`);
+    if (modes.fail && getNumber <= modes.fail.count) {
+      return reply(modes.fail.status, { 'Retry-After': '0', 'Content-Type': 'text/plain' }, 'try again\n');
+    }
+    if (modes.slowMs) await sleep(modes.slowMs);
+
+    const target = resolveTarget(hostile?.url ?? entry.path, mountList);
     if (target.status) {
       return reply(target.status, { 'Content-Type': 'text/plain' }, `${http.STATUS_CODES[target.status]}\n`);
     }
@@ -244,9 +294,13 @@ export async function startRangeServer({ mounts, host = '127.0.0.1', port = 0, l
     }
     if (!stat?.isFile()) return reply(404, { 'Content-Type': 'text/plain' }, 'Not Found\n');
 
-    const size = stat.size;
-    const etag = etagOf(stat);
-    const lastModified = stat.mtime.toUTCString();
+    const changed = modes.changeAfter !== undefined && getNumber > modes.changeAfter;
+    let size = stat.size;
+    const etag = changed ? `"${etagOf(stat).slice(1, -1)}-v2"` : etagOf(stat);
+    const lastModified = new Date(stat.mtimeMs + (changed ? 1000 : 0)).toUTCString();
+    // gzip-range: the representation is the gzipped file, ranges are ranges of it.
+    const gzBody = modes['gzip-range'] ? gzippedFile(file, await fs.promises.readFile(file), etag) : null;
+    if (gzBody) size = gzBody.length;
     const fileHeaders = {
       ETag: etag,
       'Last-Modified': lastModified,
@@ -258,7 +312,7 @@ export async function startRangeServer({ mounts, host = '127.0.0.1', port = 0, l
     const ifNoneMatch = req.headers['if-none-match'];
     if (ifNoneMatch && listMatches(ifNoneMatch, etag)) return reply(304, { ETag: etag, 'Last-Modified': lastModified });
 
-    let rangeHeader = req.headers.range ?? null;
+    let rangeHeader = modes['no-range'] ? null : (req.headers.range ?? null);
     const ifRange = req.headers['if-range'];
     if (rangeHeader && ifRange) {
       const fresh = ifRange.startsWith('"') || ifRange.startsWith('W/') ? ifRange === etag : ifRange === lastModified;
@@ -281,13 +335,35 @@ export async function startRangeServer({ mounts, host = '127.0.0.1', port = 0, l
     if (status === 206) bodyHeaders['Content-Range'] = `bytes ${start}-${end}/${size}`;
 
     if (req.method === 'HEAD' || length === 0) {
-      res.writeHead(status, { ...COMMON_HEADERS, ...headers, ...bodyHeaders });
+      res.writeHead(status, { ...common, ...headers, ...bodyHeaders });
       record();
       res.end();
       return;
     }
 
-    res.writeHead(status, { ...COMMON_HEADERS, ...headers, ...bodyHeaders });
+    if (gzBody || modes['gzip-fly']) {
+      const slice = gzBody ? gzBody.subarray(start, end + 1) : gzip(await readSlice(file, start, length));
+      bodyHeaders['Content-Encoding'] = 'gzip';
+      bodyHeaders['Content-Length'] = String(slice.length);
+      res.writeHead(status, { ...common, ...headers, ...bodyHeaders });
+      entry.bytes = slice.length;
+      record();
+      res.end(slice);
+      return;
+    }
+
+    const cutAt = modes.stall || (modes.drop && getNumber <= modes.drop) ? Math.floor(length / 2) : null;
+    if (cutAt !== null) {
+      res.writeHead(status, { ...common, ...headers, ...bodyHeaders });
+      const half = await readSlice(file, start, cutAt);
+      entry.bytes = half.length;
+      res.write(half);
+      // drop: cut the connection; stall: leave it open until the client gives up.
+      if (!modes.stall) setTimeout(() => res.destroy(), 20);
+      return;
+    }
+
+    res.writeHead(status, { ...common, ...headers, ...bodyHeaders });
     const stream = fs.createReadStream(file, { start, end });
     res.on('close', () => stream.destroy());
     res.on('drain', () => stream.resume());

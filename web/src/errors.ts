@@ -32,6 +32,10 @@ export type ErrorCode =
   | 'RANGE_NOT_SUPPORTED'
   /** The server's `Content-Range` is missing (not exposed via CORS?) or wrong. */
   | 'BAD_CONTENT_RANGE'
+  /** No complete answer within `timeoutMs`, on every attempt. */
+  | 'TIMEOUT'
+  /** The server sent a range with a `Content-Encoding` (gzip, …): the bytes are not the file's. */
+  | 'CONTENT_ENCODING'
   /** The file changed (ETag, Last-Modified or size) between two reads. */
   | 'FILE_CHANGED'
   /** A request failed before an answer: connection, DNS, CORS, or a body cut short. */
@@ -55,6 +59,8 @@ const CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'HTTP_STATUS',
   'RANGE_NOT_SUPPORTED',
   'BAD_CONTENT_RANGE',
+  'TIMEOUT',
+  'CONTENT_ENCODING',
   'FILE_CHANGED',
   'NETWORK',
   'WORKER_CRASHED',

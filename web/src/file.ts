@@ -62,6 +62,8 @@ export interface FileContext {
   /** Predicate-cache bytes for all concurrently running tasks together. */
   cacheBytes: number;
   assertOpen(): void;
+  /** Aborted (reason: a `DISPOSED` error) when the reader is disposed: every scan stops at once. */
+  lifetime: AbortSignal;
   /** SQL `WHERE` text → AST (the core's parser). */
   parseFilter(sql: string): FilterAst;
 }
@@ -161,8 +163,11 @@ export class ParquetFile {
    * again with them), then every task, yielding results in plan order and keeping `stats`
    * current.
    */
-  private async *execute(planned: Planned, signal: AbortSignal | undefined): AsyncGenerator<TaskResult> {
+  private async *execute(planned: Planned, callerSignal: AbortSignal | undefined): AsyncGenerator<TaskResult> {
     const { request, stats } = planned;
+    // The caller's signal, and the reader's lifetime: dispose() aborts requests and tasks at once.
+    const { lifetime } = this.context;
+    const signal = callerSignal === undefined ? lifetime : AbortSignal.any([callerSignal, lifetime]);
     let { plan } = planned;
     const started = performance.now();
     // Row groups with a task whose filter columns were not cached.

@@ -255,4 +255,34 @@ describe('reading in Node (inline execution)', () => {
     expect(gets.length).toBeGreaterThan(1);
     expect(gets.every((e) => e.authorization === 'Bearer secret-token')).toBe(true);
   });
+
+  it('reads a range gzipped on the fly, refuses ranges of a gzip-stored file with CONTENT_ENCODING', async () => {
+    // Node's fetch decodes Content-Encoding and shows the headers (Chromium refuses such responses
+    // outright: tests/browser/hostile-server.spec.ts).
+    const plain = await (await reader.open(`${server.url}/data/alltypes_tiny_pages.parquet`, { footerReadBytes: 8192 }))
+      .scan({ columns: ['id', 'string_col'] })
+      .toTable();
+    const fly = await (
+      await reader.open(`${server.url}/hostile/gzip-fly/data/alltypes_tiny_pages.parquet`, { footerReadBytes: 8192 })
+    )
+      .scan({ columns: ['id', 'string_col'] })
+      .toTable();
+    expect(fly.numRows).toBe(plain.numRows);
+    expect(fly.getChild('string_col')?.toArray()).toEqual(plain.getChild('string_col')?.toArray());
+    const stored = reader.open(`${server.url}/hostile/gzip-range/data/alltypes_tiny_pages.parquet`, {
+      footerReadBytes: 8192,
+    });
+    await expect(stored).rejects.toMatchObject({ name: 'ParquetSkimError', code: 'CONTENT_ENCODING' });
+    await expect(stored).rejects.toThrow(/Content-Encoding: gzip/);
+  });
+
+  it('retries a cut connection in Node too, and rejects bad request options', async () => {
+    const url = `${server.url}/hostile/after-1+drop-1/data/alltypes_tiny_pages.parquet?run=node`;
+    const table = await (await reader.open(url, { footerReadBytes: 8192, retryDelayMs: 10 }))
+      .scan({ columns: ['id'] })
+      .toTable();
+    expect(table.numRows).toBe(7300);
+    await expect(reader.open(url, { retries: -1 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await expect(reader.open(url, { timeoutMs: 1.5 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+  });
 });

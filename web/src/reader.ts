@@ -55,6 +55,28 @@ export interface OpenOptions {
   size?: number;
   /** Bytes read from the end of the file at open (default 512 KiB). */
   footerReadBytes?: number;
+  /**
+   * Retries of a range read after a transient failure — connection refused or cut mid-body, a
+   * timeout, 429/502/503/504 (default 3). Backoff starts at `retryDelayMs` (default 250) and
+   * doubles, with jitter; a `Retry-After` the server sends is honoured (capped at 10 s).
+   */
+  retries?: number;
+  /** First backoff between attempts, in milliseconds (default 250). */
+  retryDelayMs?: number;
+  /** Each attempt's limit, headers and body together, in milliseconds (default 30000; 0: none). Fails with `TIMEOUT`. */
+  timeoutMs?: number;
+  /**
+   * When a server ignores `Range` and sends the whole file (200), accept it if it is at most this
+   * many bytes (default 8 MiB); a larger download is aborted with `RANGE_NOT_SUPPORTED`.
+   */
+  maxFullBodyBytes?: number;
+  /**
+   * Send `If-Match` (or `If-Unmodified-Since`) with the version seen at open, so the server itself
+   * refuses a replaced file (`FILE_CHANGED`). Default: only for same-origin URLs, because these
+   * headers are not CORS-safelisted — cross-origin they cost a preflight and the server must allow
+   * them. Every response's ETag is compared either way.
+   */
+  conditional?: boolean;
 }
 
 /** Default predicate-cache budget of a reader. */
@@ -70,6 +92,8 @@ export const DEFAULT_FOOTER_READ_BYTES = 512 * 1024;
 export class Reader {
   private disposed = false;
   private nextFileId = 1;
+  /** Aborted by {@link Reader.dispose}, with a `DISPOSED` error as the reason. */
+  private readonly lifetime = new AbortController();
 
   /** @internal */
   constructor(
@@ -105,6 +129,7 @@ export class Reader {
           readAheadBytes: this.readAheadBytes,
           cacheBytes: this.cacheBytes,
           assertOpen: () => this.assertOpen(),
+          lifetime: this.lifetime.signal,
           parseFilter: (sql) => this.parseFilter(sql),
         },
         wasmSource,
@@ -129,8 +154,11 @@ export class Reader {
     }
   }
 
-  /** Ends the reader: workers are terminated and pending work rejects with `DISPOSED`. */
+  /** Ends the reader: requests in flight are aborted, workers terminated, and pending work rejects with `DISPOSED`. */
   dispose(): void {
+    if (!this.disposed) {
+      this.lifetime.abort(new ParquetSkimError('DISPOSED', 'the reader was disposed during the scan; create a new one'));
+    }
     this.disposed = true;
     this.executor.dispose();
   }
@@ -147,7 +175,7 @@ export class Reader {
       if (options.size !== undefined && (!Number.isSafeInteger(options.size) || options.size < 0)) {
         throw invalidArgument('size', 'a whole number of bytes', options.size);
       }
-      return Source.fromUrl(url, headers.flat(), options.credentials, options.size);
+      return Source.fromUrl(url, headers.flat(), options.credentials, options.size, requestPolicy(url, options));
     }
     if (typeof Blob !== 'undefined' && source instanceof Blob) return Source.fromBlob(source);
     if (source instanceof ArrayBuffer) return Source.fromBytes(new Uint8Array(source));
@@ -187,6 +215,31 @@ function fileKeyOf(source: ParquetSource, version: string | undefined, size: num
     return `blob#${id} ${size}`;
   }
   return `bytes open#${opening} ${size}`;
+}
+
+/** The retry, timeout and precondition options of an open, checked, as the core takes them. */
+function requestPolicy(url: string, options: OpenOptions): string {
+  const whole = (name: keyof OpenOptions, max: number): number | undefined => {
+    const value = options[name];
+    if (value === undefined) return undefined;
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > max) {
+      throw invalidArgument(name, `a whole number from 0 to ${max}`, value);
+    }
+    return value;
+  };
+  if (options.conditional !== undefined && typeof options.conditional !== 'boolean') {
+    throw invalidArgument('conditional', 'a boolean', options.conditional);
+  }
+  const origin = (globalThis as { location?: { origin: string } }).location?.origin;
+  // In Node there is no CORS, so preconditions cost nothing.
+  const sameOrigin = origin === undefined || new URL(url).origin === origin;
+  return JSON.stringify({
+    retries: whole('retries', 100),
+    retryDelayMs: whole('retryDelayMs', 60_000),
+    timeoutMs: whole('timeoutMs', 2 ** 31 - 1),
+    maxFullBodyBytes: whole('maxFullBodyBytes', Number.MAX_SAFE_INTEGER),
+    conditional: options.conditional ?? sameOrigin,
+  });
 }
 
 function resolveUrl(source: string | URL): string {

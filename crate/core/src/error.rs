@@ -43,12 +43,19 @@ pub enum SkimError {
     TypeMismatch { detail: String },
     /// An option passed by the caller is out of range or malformed.
     InvalidArgument { name: String, detail: String },
-    /// The server answered a range request with an error status.
+    /// The server answered a range request with an error status (after `attempts` tries, for
+    /// the transient ones: 429, 502, 503, 504).
     HttpStatus {
         url: String,
         status: u16,
         range: String,
+        attempts: u32,
     },
+    /// No complete answer within the request timeout, `attempts` times in a row.
+    Timeout { url: String, ms: u64, attempts: u32 },
+    /// The server applied a `Content-Encoding` (gzip, …) to a range, so the bytes received are
+    /// not the file's bytes at the offsets asked.
+    ContentEncoding { url: String, detail: String },
     /// The server ignored the `Range` header (answered 200 with the whole body).
     RangeNotSupported { url: String, detail: String },
     /// The server answered with a `Content-Range` that does not match what was asked.
@@ -74,6 +81,8 @@ impl SkimError {
             Self::TypeMismatch { .. } => "TYPE_MISMATCH",
             Self::InvalidArgument { .. } => "INVALID_ARGUMENT",
             Self::HttpStatus { .. } => "HTTP_STATUS",
+            Self::Timeout { .. } => "TIMEOUT",
+            Self::ContentEncoding { .. } => "CONTENT_ENCODING",
             Self::RangeNotSupported { .. } => "RANGE_NOT_SUPPORTED",
             Self::BadContentRange { .. } => "BAD_CONTENT_RANGE",
             Self::FileChanged { .. } => "FILE_CHANGED",
@@ -175,10 +184,43 @@ impl fmt::Display for SkimError {
             Self::InvalidArgument { name, detail } => {
                 write!(f, "invalid option '{name}': {detail}")
             }
-            Self::HttpStatus { url, status, range } => write!(
+            Self::HttpStatus {
+                url,
+                status,
+                range,
+                attempts,
+            } => {
+                write!(
+                    f,
+                    "expected 206 Partial Content for {range} of {url}, but the server answered \
+                     {status}"
+                )?;
+                if *attempts > 1 {
+                    write!(f, " {attempts} times in a row")?;
+                }
+                let hint = match status {
+                    401 | 403 => "check the credentials (headers, credentials mode) and the URL",
+                    404 | 410 => "check the URL: the file is not there",
+                    416 => "the file is shorter than expected: it may have been replaced",
+                    429 | 502 | 503 | 504 => {
+                        "the server is unavailable; try later, or raise `retries`"
+                    }
+                    _ => "check the URL, credentials and that the server allows range requests",
+                };
+                write!(f, "; {hint}")
+            }
+            Self::Timeout { url, ms, attempts } => write!(
                 f,
-                "expected 206 Partial Content for {range} of {url}, but the server answered \
-                 {status}; check the URL, credentials and that the server allows range requests"
+                "expected an answer from {url} within {ms} ms, but none came complete \
+                 ({attempts} attempt{}); the server is slow or stalled: try again, or raise \
+                 `timeoutMs`",
+                if *attempts == 1 { "" } else { "s" }
+            ),
+            Self::ContentEncoding { url, detail } => write!(
+                f,
+                "expected the file's own bytes from {url}, but {detail}; serve Parquet files \
+                 without Content-Encoding (they are compressed already), e.g. exclude them from \
+                 the server's gzip/brotli compression"
             ),
             Self::RangeNotSupported { url, detail } => write!(
                 f,
@@ -196,8 +238,10 @@ impl fmt::Display for SkimError {
             ),
             Self::Network { url, detail } => write!(
                 f,
-                "the request for {url} failed: {detail}. Check the network, the URL and the \
-                 server's CORS headers (allow Range; expose Content-Range, Content-Length, ETag)"
+                "the request for {url} failed: {detail}. Check the network, the URL, the \
+                 server's CORS headers (allow Range; expose Content-Range, Content-Length, ETag), \
+                 and that it sends ranges without a Content-Encoding such as gzip (browsers \
+                 refuse those: net::ERR_CONTENT_DECODING_FAILED in the console)"
             ),
             Self::Internal { detail } => {
                 write!(

@@ -24,7 +24,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 use web_sys::{AbortSignal, Blob};
 
-use crate::http::HttpOptions;
+use crate::http::{HttpOptions, RequestPolicy};
 use crate::js_error::{js_result, to_js};
 use crate::source::Source;
 
@@ -37,13 +37,15 @@ pub struct JsSource {
 #[wasm_bindgen(js_class = Source)]
 impl JsSource {
     /// A file served over HTTP(S). `headers` alternates names and values. `size`, when known,
-    /// avoids the suffix range read (and its CORS preflight).
+    /// avoids the suffix range read (and its CORS preflight). `policy` is JSON
+    /// `{retries, retryDelayMs, timeoutMs, maxFullBodyBytes, conditional}`, each optional.
     #[wasm_bindgen(js_name = fromUrl)]
     pub fn from_url(
         url: String,
         headers: Vec<String>,
         credentials: Option<String>,
         size: Option<f64>,
+        policy: Option<String>,
     ) -> Result<JsSource, JsValue> {
         if !headers.len().is_multiple_of(2) {
             return Err(to_js(&SkimError::invalid_argument(
@@ -59,9 +61,32 @@ impl JsSource {
             .map(|s| position("size", s))
             .transpose()
             .map_err(|e| to_js(&e))?;
+        let policy: RequestPolicy = match policy {
+            None => RequestPolicy::default(),
+            Some(json) => serde_json::from_str(&json).map_err(|e| {
+                to_js(&SkimError::invalid_argument(
+                    "request options",
+                    format!(
+                        "expected retries, retryDelayMs, timeoutMs, maxFullBodyBytes (whole \
+                         numbers >= 0) and conditional (a boolean): {e}"
+                    ),
+                ))
+            })?,
+        };
+        let defaults = HttpOptions::default();
         let options = HttpOptions {
             headers,
             credentials,
+            retries: policy.retries.unwrap_or(defaults.retries),
+            retry_delay_ms: policy
+                .retry_delay_ms
+                .unwrap_or(defaults.retry_delay_ms)
+                .max(0.0),
+            timeout_ms: policy.timeout_ms.unwrap_or(defaults.timeout_ms),
+            full_body_bytes: policy
+                .max_full_body_bytes
+                .unwrap_or(defaults.full_body_bytes),
+            conditional: policy.conditional.unwrap_or(defaults.conditional),
         };
         Ok(Self {
             inner: Rc::new(Source::http(url, options, size)),

@@ -10,11 +10,21 @@
 //! asked bytes, and the body must have that length. A `200` (Range ignored) is accepted only when
 //! the caller allows the whole body (a file smaller than the open's tail read); otherwise the
 //! download is aborted at once and the error says so.
+//!
+//! Servers also fail: connections drop, bodies stop mid-stream, a load balancer answers 503, a
+//! server stalls. Range reads are idempotent, so each is retried ([`HttpOptions::retries`]) with
+//! exponential backoff and jitter, honouring `Retry-After`; every attempt has a timeout that
+//! covers headers and body (`AbortSignal.timeout`), and the caller's abort cancels both the
+//! request and a backoff wait at once. Statuses that will not change (403, 404, 416, 500, …) fail
+//! at once. A range the server sent with a `Content-Encoding` (the bytes are not the file's)
+//! fails with `CONTENT_ENCODING`; a replaced file fails with `FILE_CHANGED` — from the version
+//! check of every response, and from the server itself (412) when preconditions are sent.
 
 use std::ops::Range;
 
 use js_sys::{Array, Promise, Uint8Array};
 use parquet_skim_core::SkimError;
+use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
@@ -28,6 +38,9 @@ extern "C" {
     /// The global `fetch` of whatever scope we run in.
     #[wasm_bindgen(js_name = fetch)]
     fn global_fetch(request: &Request) -> Promise;
+    /// The global `setTimeout` (pages, workers and Node all have one).
+    #[wasm_bindgen(js_name = setTimeout)]
+    fn set_timeout(handler: &js_sys::Function, ms: i32) -> JsValue;
 }
 
 /// Which bytes to ask for.
@@ -49,12 +62,54 @@ impl RangeSpec {
     }
 }
 
-/// How to make requests: extra headers (e.g. `Authorization`) and the credentials mode.
-#[derive(Debug, Clone, Default)]
+/// How to make requests: extra headers (e.g. `Authorization`), the credentials mode, and how
+/// hard to try.
+#[derive(Debug, Clone)]
 pub struct HttpOptions {
     pub headers: Vec<(String, String)>,
     pub credentials: Option<String>,
+    /// Retries after a transient failure (connection error, cut body, timeout, 429/502/503/504).
+    pub retries: u32,
+    /// First backoff; each retry doubles it (with ±25% jitter), capped at [`MAX_RETRY_DELAY_MS`].
+    pub retry_delay_ms: f64,
+    /// Per-attempt limit on the whole exchange, headers and body; 0 for none.
+    pub timeout_ms: u32,
+    /// A `200` with the whole body (Range ignored) is accepted as the file when it is at most
+    /// this long; above it the download is aborted.
+    pub full_body_bytes: u64,
+    /// Send `If-Match` (or `If-Unmodified-Since`) with the version seen first, so a replaced file
+    /// is refused by the server (412). Off for cross-origin URLs by default: these headers are not
+    /// CORS-safelisted and would cost a preflight, and many servers do not allow them.
+    pub conditional: bool,
 }
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self {
+            headers: Vec::new(),
+            credentials: None,
+            retries: 3,
+            retry_delay_ms: 250.0,
+            timeout_ms: 30_000,
+            full_body_bytes: 8 << 20,
+            conditional: false,
+        }
+    }
+}
+
+/// [`HttpOptions`]' tunables as JS passes them (JSON), each optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RequestPolicy {
+    pub retries: Option<u32>,
+    pub retry_delay_ms: Option<f64>,
+    pub timeout_ms: Option<u32>,
+    pub max_full_body_bytes: Option<u64>,
+    pub conditional: Option<bool>,
+}
+
+/// The longest wait between two attempts, whatever `Retry-After` asks.
+pub const MAX_RETRY_DELAY_MS: f64 = 10_000.0;
 
 /// A validated answer to a range request.
 #[derive(Debug)]
@@ -69,64 +124,204 @@ pub struct RangeResponse {
     pub version: Option<String>,
 }
 
-/// Requests `spec` of `url`. A `200` with a whole body of at most `full_body_limit` bytes is
-/// accepted as the whole file; a larger one is aborted. Aborting `signal` aborts the request
-/// (the caller turns that into the signal's reason).
+/// Why one attempt failed: worth another try, or final.
+enum Failure {
+    /// Connection refused or cut, body cut short, timeout, 429/502/503/504. `wait_ms` is the
+    /// server's `Retry-After`, when it sent one.
+    Transient {
+        error: SkimError,
+        wait_ms: Option<f64>,
+    },
+    Final(SkimError),
+}
+
+/// Requests `spec` of `url`, retrying transient failures with exponential backoff (range reads
+/// are idempotent). A `200` with a whole body of at most `full_body_limit` bytes is accepted as
+/// the whole file; a larger one is aborted. `pinned` is the file version seen before, sent as a
+/// precondition when [`HttpOptions::conditional`]. Aborting `signal` aborts the request and any
+/// backoff wait (the caller turns that into the signal's reason).
 pub async fn fetch_range(
     url: &str,
     spec: &RangeSpec,
     options: &HttpOptions,
     full_body_limit: u64,
     signal: Option<&AbortSignal>,
+    pinned: Option<&str>,
 ) -> Result<RangeResponse, SkimError> {
-    let range_header = spec.header();
-    let network = |detail: String| SkimError::Network {
-        url: url.to_owned(),
-        detail,
-    };
-    let controller = AbortController::new().map_err(|e| network(describe(&e)))?;
-    let request_signal = match signal {
-        None => controller.signal(),
-        Some(outer) => {
-            let both: Array = [outer.clone(), controller.signal()].into_iter().collect();
-            AbortSignal::any(&both)
+    let mut attempt: u32 = 1;
+    loop {
+        let failure = match fetch_once(url, spec, options, full_body_limit, signal, pinned).await {
+            Ok(response) => return Ok(response),
+            Err(failure) => failure,
+        };
+        let (error, wait_ms) = match failure {
+            Failure::Final(error) => return Err(error),
+            Failure::Transient { error, wait_ms } => (error, wait_ms),
+        };
+        if attempt > options.retries || signal.is_some_and(AbortSignal::aborted) {
+            return Err(with_attempts(error, attempt));
         }
+        let backoff = options.retry_delay_ms
+            * 2f64.powi(attempt.saturating_sub(1).min(16) as i32)
+            * (0.75 + 0.5 * js_sys::Math::random());
+        sleep(
+            backoff.max(wait_ms.unwrap_or(0.0)).min(MAX_RETRY_DELAY_MS),
+            signal,
+        )
+        .await;
+        if signal.is_some_and(AbortSignal::aborted) {
+            return Err(with_attempts(error, attempt));
+        }
+        attempt += 1;
+    }
+}
+
+/// Records in `error` how many attempts were made.
+fn with_attempts(error: SkimError, attempts: u32) -> SkimError {
+    match error {
+        SkimError::HttpStatus {
+            url, status, range, ..
+        } => SkimError::HttpStatus {
+            url,
+            status,
+            range,
+            attempts,
+        },
+        SkimError::Timeout { url, ms, .. } => SkimError::Timeout { url, ms, attempts },
+        SkimError::Network { url, detail } if attempts > 1 => SkimError::Network {
+            url,
+            detail: format!("{detail} ({attempts} attempts)"),
+        },
+        other => other,
+    }
+}
+
+/// Waits `ms`, or until `signal` aborts.
+async fn sleep(ms: f64, signal: Option<&AbortSignal>) {
+    let promise = Promise::new(&mut |resolve, _reject| {
+        set_timeout(&resolve, ms.clamp(0.0, MAX_RETRY_DELAY_MS) as i32);
+        if let Some(signal) = signal {
+            // If the listener cannot be added, the wait just runs its course.
+            let _ = signal.add_event_listener_with_callback("abort", &resolve);
+        }
+    });
+    // The promise only ever resolves.
+    let _ = JsFuture::from(promise).await;
+}
+
+/// One attempt at `spec` of `url`.
+async fn fetch_once(
+    url: &str,
+    spec: &RangeSpec,
+    options: &HttpOptions,
+    full_body_limit: u64,
+    signal: Option<&AbortSignal>,
+    pinned: Option<&str>,
+) -> Result<RangeResponse, Failure> {
+    let range_header = spec.header();
+    let controller = AbortController::new().map_err(|e| {
+        Failure::Final(SkimError::Network {
+            url: url.to_owned(),
+            detail: describe(&e),
+        })
+    })?;
+    let timeout =
+        (options.timeout_ms > 0).then(|| AbortSignal::timeout_with_u32(options.timeout_ms));
+    let signals: Array = [Some(controller.signal()), signal.cloned(), timeout.clone()]
+        .into_iter()
+        .flatten()
+        .collect();
+    let request_signal = AbortSignal::any(&signals);
+    // A failure to get an answer or its body: a timeout when the timer fired, else the network.
+    let transient = |detail: String| Failure::Transient {
+        error: if timeout.as_ref().is_some_and(AbortSignal::aborted) {
+            SkimError::Timeout {
+                url: url.to_owned(),
+                ms: u64::from(options.timeout_ms),
+                attempts: 1,
+            }
+        } else {
+            SkimError::Network {
+                url: url.to_owned(),
+                detail,
+            }
+        },
+        wait_ms: None,
     };
-    let request = build_request(url, &range_header, options, &request_signal)?;
+    let request = build_request(url, &range_header, options, &request_signal, pinned)
+        .map_err(Failure::Final)?;
     let response: Response = JsFuture::from(global_fetch(&request))
         .await
-        .map_err(|e| network(describe(&e)))?
+        .map_err(|e| transient(describe(&e)))?
         .dyn_into()
-        .map_err(|_| SkimError::internal("fetch resolved to something other than a Response"))?;
+        .map_err(|_| {
+            Failure::Final(SkimError::internal(
+                "fetch resolved to something other than a Response",
+            ))
+        })?;
     let status = response.status();
     let headers = response.headers();
     let header = |name: &str| headers.get(name).ok().flatten();
     let version = header("etag").or_else(|| header("last-modified"));
+    // Visible same-origin, or cross-origin when the server exposes it.
+    let encoding = header("content-encoding")
+        .map(|e| e.trim().to_ascii_lowercase())
+        .filter(|e| !e.is_empty() && e != "identity");
     match status {
         206 => {
-            let content_range =
-                header("content-range").ok_or_else(|| SkimError::BadContentRange {
+            let content_range = header("content-range").ok_or_else(|| {
+                Failure::Final(SkimError::BadContentRange {
                     url: url.to_owned(),
                     detail: "the 206 response has no readable Content-Range header; the server \
                          must send it and, cross-origin, list it in \
-                         Access-Control-Expose-Headers"
+                         Access-Control-Expose-Headers (Access-Control-Expose-Headers: \
+                         Content-Range, Content-Length, ETag)"
                         .into(),
-                })?;
+                })
+            })?;
             let (start, end, file_len) = parse_content_range(&content_range)
                 .and_then(|parsed| check_covers(spec, parsed))
-                .map_err(|detail| SkimError::BadContentRange {
+                .map_err(|detail| {
+                    Failure::Final(SkimError::BadContentRange {
+                        url: url.to_owned(),
+                        detail: format!(
+                            "asked {range_header}, got Content-Range '{content_range}': {detail}"
+                        ),
+                    })
+                })?;
+            let data = match read_body(&response).await {
+                Ok(data) => data,
+                Err(detail) => {
+                    return Err(match &encoding {
+                        Some(encoding) => Failure::Final(SkimError::ContentEncoding {
+                            url: url.to_owned(),
+                            detail: format!(
+                                "the range came with Content-Encoding: {encoding} and its body \
+                                 could not be read ({detail})"
+                            ),
+                        }),
+                        None => transient(format!(
+                            "reading the body: {detail} (a connection cut mid-body, or a \
+                             Content-Encoding the browser could not decode)"
+                        )),
+                    })
+                }
+            };
+            if data.length() as u64 != end - start {
+                return Err(Failure::Final(SkimError::ContentEncoding {
                     url: url.to_owned(),
                     detail: format!(
-                        "asked {range_header}, got Content-Range '{content_range}': {detail}"
+                        "{content_range} promised {} bytes and the body has {}{}",
+                        end - start,
+                        data.length(),
+                        match &encoding {
+                            Some(e) => format!(" after the browser undid Content-Encoding: {e}"),
+                            None => " (a Content-Encoding such as gzip, or a proxy rewriting \
+                                     the body)"
+                                .to_owned(),
+                        }
                     ),
-                })?;
-            let data = read_body(&response, url).await?;
-            if data.length() as u64 != end - start {
-                return Err(network(format!(
-                    "expected a body of {} bytes for {content_range}, got {}",
-                    end - start,
-                    data.length()
-                )));
+                }));
             }
             Ok(RangeResponse {
                 status,
@@ -138,9 +333,12 @@ pub async fn fetch_range(
         }
         200 => {
             let length = header("content-length").and_then(|v| v.trim().parse::<u64>().ok());
+            // With a Content-Encoding, Content-Length counts encoded bytes: no basis to accept.
             match length {
-                Some(len) if len <= full_body_limit => {
-                    let data = read_body(&response, url).await?;
+                Some(len) if len <= full_body_limit && encoding.is_none() => {
+                    let data = read_body(&response)
+                        .await
+                        .map_err(|detail| transient(format!("reading the body: {detail}")))?;
                     let file_len = data.length() as u64;
                     Ok(RangeResponse {
                         status,
@@ -152,24 +350,45 @@ pub async fn fetch_range(
                 }
                 _ => {
                     controller.abort();
-                    Err(SkimError::RangeNotSupported {
+                    Err(Failure::Final(SkimError::RangeNotSupported {
                         url: url.to_owned(),
                         detail: format!(
-                            "it answered {range_header} with 200 and the whole body ({}); the \
-                             download was aborted",
+                            "it answered {range_header} with 200 and the whole body ({}), more \
+                             than the {full_body_limit} bytes allowed for a whole-file download \
+                             (`maxFullBodyBytes`); the download was aborted",
                             length.map_or("of unknown size".to_owned(), |l| format!("{l} bytes"))
                         ),
-                    })
+                    }))
                 }
             }
         }
+        412 => {
+            controller.abort();
+            Err(Failure::Final(SkimError::FileChanged {
+                url: url.to_owned(),
+                detail: format!(
+                    "the server refused the precondition on version {}: it now serves another \
+                     version",
+                    pinned.unwrap_or("?")
+                ),
+            }))
+        }
         _ => {
             controller.abort();
-            Err(SkimError::HttpStatus {
+            let error = SkimError::HttpStatus {
                 url: url.to_owned(),
                 status,
                 range: range_header,
-            })
+                attempts: 1,
+            };
+            if matches!(status, 429 | 502 | 503 | 504) {
+                let wait_ms = header("retry-after")
+                    .and_then(|v| v.trim().parse::<f64>().ok())
+                    .map(|seconds| seconds * 1000.0);
+                Err(Failure::Transient { error, wait_ms })
+            } else {
+                Err(Failure::Final(error))
+            }
         }
     }
 }
@@ -179,6 +398,7 @@ fn build_request(
     range_header: &str,
     options: &HttpOptions,
     signal: &AbortSignal,
+    pinned: Option<&str>,
 ) -> Result<Request, SkimError> {
     let invalid = |detail: String| SkimError::invalid_argument("headers", detail);
     let headers = Headers::new().map_err(|e| invalid(describe(&e)))?;
@@ -190,6 +410,21 @@ fn build_request(
     headers
         .set("Range", range_header)
         .map_err(|e| invalid(describe(&e)))?;
+    if let Some(version) = pinned.filter(|_| options.conditional) {
+        // A strong ETag pins the exact bytes; a weak one cannot be used with If-Match.
+        let precondition = if version.starts_with('"') {
+            Some("If-Match")
+        } else if version.starts_with("W/") {
+            None
+        } else {
+            Some("If-Unmodified-Since")
+        };
+        if let Some(name) = precondition {
+            headers
+                .set(name, version)
+                .map_err(|e| invalid(format!("{name}: {}", describe(&e))))?;
+        }
+    }
     let init = RequestInit::new();
     init.set_method("GET");
     init.set_headers(&headers);
@@ -216,15 +451,9 @@ fn build_request(
     })
 }
 
-async fn read_body(response: &Response, url: &str) -> Result<Uint8Array, SkimError> {
-    let network = |detail: String| SkimError::Network {
-        url: url.to_owned(),
-        detail: format!("reading the body: {detail}"),
-    };
-    let promise = response.array_buffer().map_err(|e| network(describe(&e)))?;
-    let buffer = JsFuture::from(promise)
-        .await
-        .map_err(|e| network(describe(&e)))?;
+async fn read_body(response: &Response) -> Result<Uint8Array, String> {
+    let promise = response.array_buffer().map_err(|e| describe(&e))?;
+    let buffer = JsFuture::from(promise).await.map_err(|e| describe(&e))?;
     Ok(Uint8Array::new(&buffer))
 }
 

@@ -116,7 +116,9 @@ impl Source {
         };
         let spec = RangeSpec::Suffix(n);
         let started = Date::now();
-        let response = fetch_range(url, &spec, options, n, None).await?;
+        // A server that ignores Range answers with the whole file: take it when it is small.
+        let whole_file_limit = n.max(options.full_body_bytes);
+        let response = fetch_range(url, &spec, options, whole_file_limit, None, None).await?;
         self.file_len.set(Some(response.file_len));
         self.check_version(url, response.version)?;
         let end = response.start + u64::from(response.data.length());
@@ -155,7 +157,9 @@ impl Source {
         match &self.kind {
             Kind::Http { url, options } => {
                 let spec = RangeSpec::Bounded(range.clone());
-                let response = fetch_range(url, &spec, options, 0, signal).await?;
+                let pinned = self.version();
+                let response =
+                    fetch_range(url, &spec, options, 0, signal, pinned.as_deref()).await?;
                 if len.is_some_and(|len| len != response.file_len) {
                     return Err(SkimError::FileChanged {
                         url: url.clone(),

@@ -219,3 +219,31 @@ pub fn run_task(parquet: &ParquetFile, file: &Bytes, task: &ReadTask) -> TaskOut
         TaskRun::NeedsRanges(r) => panic!("task asked for unplanned ranges {r:?}"),
     }
 }
+
+/// Appends one case to the robustness ledger (`tests/.cache/robustness/<suite>.jsonl`, the format
+/// of `tests/support/robustness.ts`) and returns `ok`, so the test can assert on it. `npm test`
+/// prints the summary of all ledgers at the end.
+pub fn record_case(
+    suite: &str,
+    area: &str,
+    case: &str,
+    ok: bool,
+    detail: &str,
+    inputs: u64,
+) -> bool {
+    use std::io::Write;
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/.cache/robustness");
+    let line = serde_json::json!({ "area": area, "case": case, "ok": ok, "detail": detail, "inputs": inputs });
+    let written = std::fs::create_dir_all(&dir).and_then(|()| {
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join(format!("{suite}.jsonl")))?;
+        writeln!(file, "{line}")
+    });
+    if let Err(e) = written {
+        eprintln!("robustness ledger not written: {e}");
+    }
+    ok
+}
