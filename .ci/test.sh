@@ -25,6 +25,8 @@ counts=$(mktemp)
 rm -rf tests/.cache/robustness  # the robustness ledgers cover exactly this run
 step "cargo test"
 cargo test --locked --workspace 2>&1 | tee -a "$counts"
+step "cargo test: the slim codec set (snappy, zstd) reads its codecs and names the missing ones"
+cargo test --locked -p parquet-skim-core --no-default-features --features snappy,zstd --test codecs 2>&1 | tee -a "$counts"
 step "vitest (Node)"
 npx vitest run 2>&1 | tee -a "$counts"
 

@@ -38,13 +38,18 @@ const total = rows.reduce((t, [, a]) => ({ tried: t.tried + a.tried, passed: t.p
 console.log('\nrobustness summary');
 console.log('area         cases  passed  inputs');
 for (const [area, a] of rows) {
-  console.log(`${area.padEnd(12)} ${String(a.tried).padStart(5)}  ${String(a.passed).padStart(6)}  ${String(a.inputs).padStart(6)}`);
+  console.log(
+    `${area.padEnd(12)} ${String(a.tried).padStart(5)}  ${String(a.passed).padStart(6)}  ${String(a.inputs).padStart(6)}`,
+  );
   for (const f of a.failed) console.log(`  FAILED ${f}`);
 }
 console.log(`total        ${String(total.tried).padStart(5)}  ${String(total.passed).padStart(6)}`);
 
 const jsonAt = process.argv.indexOf('--json');
 if (jsonAt > 0) {
-  fs.writeFileSync(process.argv[jsonAt + 1], `${JSON.stringify({ areas: Object.fromEntries(rows), total }, null, 2)}\n`);
+  fs.writeFileSync(
+    process.argv[jsonAt + 1],
+    `${JSON.stringify({ areas: Object.fromEntries(rows), total }, null, 2)}\n`,
+  );
 }
 process.exit(total.passed === total.tried ? 0 : 1);

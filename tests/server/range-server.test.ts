@@ -383,7 +383,7 @@ describe('startRangeServer', () => {
       }),
     );
     await bytesOf(await fetch(`${server.url}/missing.bin`));
-    expect(server.log.map(({ ms, ...rest }) => rest)).toEqual([
+    expect(server.log.map(({ ms, ifMatch, ...rest }) => rest)).toEqual([
       {
         method: 'GET',
         path: '/data/file.parquet?v=1',

@@ -85,6 +85,8 @@ export class ParquetFile {
     fileId: number,
     /** The identity of the file's bytes (keys the workers' cross-scan caches). */
     private readonly fileKey: string,
+    /** Decoding limits of every scan of this file (`maxPageBytes`, …), as the core takes them. */
+    private readonly limits: Record<string, unknown> = {},
   ) {
     this.schema = schemaFromIpc(handle.schemaIpc());
     this.metadata = JSON.parse(handle.summary()) as FileMetadata;
@@ -141,6 +143,7 @@ export class ParquetFile {
       const columnCacheBytes = Math.floor(cacheBytes / Math.max(1, executor.concurrency));
       fields = {
         ...fields,
+        ...this.limits,
         predicateCacheBytes,
         ...(columnCacheBytes > 0 ? { fileKey: this.fileKey, columnCacheBytes, scanId: nextScanId++ } : {}),
       };
@@ -217,6 +220,7 @@ export class ParquetFile {
           stats.tasksDone += 1;
           stats.decodeMs += result.decodeMs;
           stats.rowsFromPredicateCache += result.rowsFromCache;
+          stats.wasmMemoryPeakBytes = Math.max(stats.wasmMemoryPeakBytes, result.wasmMemoryBytes);
           const cache = stats.columnCache;
           if (result.cache !== undefined) {
             if (result.cache.hit) cache.hits += 1;
@@ -385,6 +389,7 @@ function statsOf(plan: ReadPlan, context: { cacheBytes: number; executor: Execut
     decodeMs: 0,
     ipcMs: 0,
     elapsedMs: 0,
+    wasmMemoryPeakBytes: 0,
     columnCache: {
       hits: 0,
       misses: 0,

@@ -285,4 +285,18 @@ describe('reading in Node (inline execution)', () => {
     await expect(reader.open(url, { retries: -1 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     await expect(reader.open(url, { timeoutMs: 1.5 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
   });
+
+  it('passes the decoding limits to the core: TOO_LARGE past them, checksums verified unless turned off', async () => {
+    const bytes = await readFile(tinyPages);
+    const small = await reader.open(bytes, { maxPageBytes: 16 });
+    await expect(small.scan({ columns: ['string_col'] }).toTable()).rejects.toMatchObject({ code: 'TOO_LARGE' });
+    await expect(small.scan({ columns: ['string_col'] }).toTable()).rejects.toThrow(/maxPageBytes/);
+    await expect(reader.open(bytes, { maxMetadataBytes: 100 })).rejects.toMatchObject({ code: 'TOO_LARGE' });
+    await expect(reader.open(bytes, { maxBatchBytes: 0 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    const corrupt = await readFile(path.join(dataDir, 'datapage_v1-corrupt-checksum.parquet'));
+    const checked = await reader.open(corrupt);
+    await expect(checked.scan().toTable()).rejects.toMatchObject({ code: 'INVALID_FILE' });
+    const unchecked = await reader.open(corrupt, { verifyChecksums: false });
+    expect((await unchecked.scan().toTable()).numRows).toBeGreaterThan(0);
+  });
 });

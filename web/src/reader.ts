@@ -56,6 +56,22 @@ export interface OpenOptions {
   /** Bytes read from the end of the file at open (default 512 KiB). */
   footerReadBytes?: number;
   /**
+   * Limits against hostile files (decompression bombs, lying sizes); past one, `TOO_LARGE`.
+   * `maxMetadataBytes`: footer and page index (default 64 MiB, checked before they are read).
+   */
+  maxMetadataBytes?: number;
+  /** Largest page, compressed or not, per its header (default 256 MiB); checked before it is decompressed. */
+  maxPageBytes?: number;
+  /** Largest decompressed column chunk a scan reads (default 1 GiB). */
+  maxChunkBytes?: number;
+  /**
+   * Largest decoded batch (default 512 MiB): batches of wide rows are made smaller to fit, and a
+   * batch that still decodes larger (a dictionary bomb) is refused.
+   */
+  maxBatchBytes?: number;
+  /** Verify page CRC32 checksums where the file has them (default true); a mismatch is `INVALID_FILE`. */
+  verifyChecksums?: boolean;
+  /**
    * Retries of a range read after a transient failure — connection refused or cut mid-body, a
    * timeout, 429/502/503/504 (default 3). Backoff starts at `retryDelayMs` (default 250) and
    * doubles, with jitter; a `Retry-After` the server sends is honoured (capped at 10 s).
@@ -117,9 +133,14 @@ export class Reader {
     if (!Number.isSafeInteger(footerReadBytes) || footerReadBytes < 8) {
       throw invalidArgument('footerReadBytes', 'a whole number >= 8', footerReadBytes);
     }
+    const limits = decodingLimits(options);
     const wasmSource = this.makeSource(source, options);
     try {
-      const handle = (await wasmSource.open(footerReadBytes)) as ParquetFileHandle;
+      const openLimits =
+        options.maxMetadataBytes === undefined
+          ? undefined
+          : JSON.stringify({ maxMetadataBytes: options.maxMetadataBytes });
+      const handle = (await wasmSource.open(footerReadBytes, openLimits)) as ParquetFileHandle;
       this.assertOpen();
       const fileId = this.nextFileId++;
       return new ParquetFile(
@@ -136,6 +157,7 @@ export class Reader {
         handle,
         fileId,
         fileKeyOf(source, wasmSource.version, handle.fileLen),
+        limits,
       );
     } catch (error) {
       throw toSkimError(error);
@@ -157,7 +179,9 @@ export class Reader {
   /** Ends the reader: requests in flight are aborted, workers terminated, and pending work rejects with `DISPOSED`. */
   dispose(): void {
     if (!this.disposed) {
-      this.lifetime.abort(new ParquetSkimError('DISPOSED', 'the reader was disposed during the scan; create a new one'));
+      this.lifetime.abort(
+        new ParquetSkimError('DISPOSED', 'the reader was disposed during the scan; create a new one'),
+      );
     }
     this.disposed = true;
     this.executor.dispose();
@@ -215,6 +239,23 @@ function fileKeyOf(source: ParquetSource, version: string | undefined, size: num
     return `blob#${id} ${size}`;
   }
   return `bytes open#${opening} ${size}`;
+}
+
+/** The decoding limits of an open, checked; the scan-time ones are added to each scan request. */
+function decodingLimits(options: OpenOptions): Record<string, unknown> {
+  const limits: Record<string, unknown> = {};
+  for (const name of ['maxMetadataBytes', 'maxPageBytes', 'maxChunkBytes', 'maxBatchBytes'] as const) {
+    const value = options[name];
+    if (value === undefined) continue;
+    if (!Number.isSafeInteger(value) || value < 1) throw invalidArgument(name, 'a whole number of bytes >= 1', value);
+    if (name !== 'maxMetadataBytes') limits[name] = value;
+  }
+  if (options.verifyChecksums !== undefined) {
+    if (typeof options.verifyChecksums !== 'boolean')
+      throw invalidArgument('verifyChecksums', 'a boolean', options.verifyChecksums);
+    limits.verifyChecksums = options.verifyChecksums;
+  }
+  return limits;
 }
 
 /** The retry, timeout and precondition options of an open, checked, as the core takes them. */

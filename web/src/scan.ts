@@ -46,6 +46,12 @@ export interface ScanStats {
   ipcMs: number;
   /** Wall time from the first pull to the end. */
   elapsedMs: number;
+  /**
+   * The largest WebAssembly memory of a worker (or of the thread decoding inline) after one of
+   * this scan's tasks. A WebAssembly memory never shrinks, so this is the workers' heap
+   * high-water mark — over their life, earlier scans included.
+   */
+  wasmMemoryPeakBytes: number;
   /** The workers' cross-scan cache of decoded filter columns, during this scan. */
   columnCache: ColumnCacheStats;
   /** What happened to each row group, by index (see {@link RowGroupFate}). */

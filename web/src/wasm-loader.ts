@@ -38,9 +38,21 @@ export async function compileWasm(source?: string | URL | WebAssembly.Module): P
 }
 
 let instance: Promise<Wasm> | undefined;
+let memory: WebAssembly.Memory | undefined;
 
 /** Instantiates the core in this thread (once; later calls return the same bindings). */
 export function instantiateWasm(module: WebAssembly.Module): Promise<Wasm> {
-  instance ??= init({ module_or_path: module }).then(() => glue);
+  instance ??= init({ module_or_path: module }).then((exports) => {
+    memory = exports.memory;
+    return glue;
+  });
   return instance;
+}
+
+/**
+ * Bytes of this thread's WebAssembly memory (0 before instantiation). A WebAssembly memory never
+ * shrinks, so this is also the high-water mark of the core's heap in this thread.
+ */
+export function wasmMemoryBytes(): number {
+  return memory?.buffer.byteLength ?? 0;
 }

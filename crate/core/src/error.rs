@@ -26,8 +26,9 @@ pub enum SkimError {
     EncryptedFile { detail: String },
     /// The file is valid but uses a feature this build cannot decode (codec, encoding, type).
     Unsupported { detail: String },
-    /// Decoding would need more memory than the configured limit (a decompression bomb, or more
-    /// than WebAssembly's 4 GiB can hold).
+    /// Reading would need more memory than a configured limit (a decompression bomb, or more
+    /// than WebAssembly's 4 GiB can hold). The detail names the size found, the limit and the
+    /// option that raises it.
     TooLarge { detail: String },
     /// A projected or filtered column does not exist in the file's schema.
     UnknownColumn {
@@ -110,8 +111,18 @@ impl SkimError {
     /// footer", "decoding row group 3") and starts the message.
     pub fn from_parquet(context: &str, error: ParquetError) -> Self {
         let text = error.to_string();
-        let detail = format!("{context}: {text}");
         let lower = text.to_ascii_lowercase();
+        if let Some(codec) = left_out_codec(&lower) {
+            return Self::Unsupported {
+                detail: format!(
+                    "{context}: column chunks compressed with {codec}, a codec this build of \
+                     parquet-skim leaves out (it decodes {}); use the full build, which decodes \
+                     every codec",
+                    CODECS.join(", ")
+                ),
+            };
+        }
+        let detail = format!("{context}: {text}");
         if lower.contains("encrypt") {
             return Self::EncryptedFile { detail };
         }
@@ -125,6 +136,9 @@ impl SkimError {
 
     /// Sorts an Arrow error (from IPC writing or kernels) into a cause.
     pub fn from_arrow(context: &str, error: ArrowError) -> Self {
+        if left_out_codec(&error.to_string().to_ascii_lowercase()).is_some() {
+            return Self::from_parquet(context, ParquetError::General(error.to_string()));
+        }
         let detail = format!("{context}: {error}");
         match error {
             ArrowError::NotYetImplemented(_) => Self::Unsupported { detail },
@@ -134,6 +148,38 @@ impl SkimError {
             _ => Self::Internal { detail },
         }
     }
+}
+
+/// The Parquet codecs this build decodes, as the format names them (UNCOMPRESSED aside). The full
+/// build has all of them; a slimmer one is built with fewer of this crate's codec features.
+pub const CODECS: &[&str] = &[
+    #[cfg(feature = "snappy")]
+    "SNAPPY",
+    #[cfg(feature = "gzip")]
+    "GZIP",
+    #[cfg(feature = "brotli")]
+    "BROTLI",
+    #[cfg(feature = "lz4")]
+    "LZ4",
+    #[cfg(feature = "lz4")]
+    "LZ4_RAW",
+    #[cfg(feature = "zstd")]
+    "ZSTD",
+];
+
+/// The codec named by parquet's "Disabled feature at compile time: <cargo feature>", as the format
+/// names it.
+fn left_out_codec(lower: &str) -> Option<&'static str> {
+    let (_, feature) = lower.split_once("disabled feature at compile time: ")?;
+    let feature = feature.split(|c: char| !c.is_ascii_alphanumeric()).next()?;
+    Some(match feature {
+        "snap" => "SNAPPY",
+        "flate2" => "GZIP",
+        "brotli" => "BROTLI",
+        "lz4" => "LZ4 or LZ4_RAW",
+        "zstd" => "ZSTD",
+        _ => return None,
+    })
 }
 
 /// arrow-rs words for "valid, but not decodable by this build".
@@ -166,11 +212,7 @@ impl fmt::Display for SkimError {
                 f,
                 "the file uses a feature this build cannot read: {detail}"
             ),
-            Self::TooLarge { detail } => write!(
-                f,
-                "refusing to decode: {detail}; project fewer columns, or raise the limit if the \
-                 data really is that large"
-            ),
+            Self::TooLarge { detail } => write!(f, "refusing to read: {detail}"),
             Self::UnknownColumn { name, suggestions } => {
                 write!(f, "expected a column of the file, but found '{name}'")?;
                 if suggestions.is_empty() {
@@ -297,5 +339,23 @@ mod tests {
         assert!(eof
             .to_string()
             .starts_with("expected a valid Parquet file, but decoding: EOF"));
+    }
+
+    #[test]
+    fn a_codec_left_out_of_the_build_is_unsupported_and_named() {
+        let e = SkimError::from_parquet(
+            "decoding",
+            ParquetError::General("Disabled feature at compile time: brotli".into()),
+        );
+        assert_eq!(e.code(), "UNSUPPORTED");
+        let text = e.to_string();
+        assert!(text.contains("compressed with BROTLI"), "{text}");
+        assert!(text.contains(&CODECS.join(", ")), "{text}");
+        assert!(text.contains("use the full build"), "{text}");
+        let lz4 = SkimError::from_parquet(
+            "decoding",
+            ParquetError::General("Disabled feature at compile time: lz4".into()),
+        );
+        assert!(lz4.to_string().contains("LZ4 or LZ4_RAW"), "{lz4}");
     }
 }

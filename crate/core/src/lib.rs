@@ -8,6 +8,9 @@
 //! - [`projection`]: column names → leaf mask and output column order
 //! - [`plan`]: scan request → [`ReadPlan`] of read tasks with their byte ranges
 //! - [`task`]: task + bytes → Arrow IPC (arrow-rs `ParquetPushDecoder`)
+//! - `pages`: page headers checked before arrow-rs decodes them (sizes, CRC, consistency)
+//! - `thrift`: a bounds-checked reader of the few thrift fields `pages` and `metadata` check
+//! - [`limits`]: memory limits on hostile files (metadata, page, chunk and batch bytes)
 //! - [`bytes_cache`]: pushed bytes → the exact ranges the decoder asks for
 //! - [`column_cache`]: decoded filter columns kept across scans (one LRU per worker)
 //! - [`aggregate`]: count/sum/min/max folded inside a task (fusion)
@@ -23,14 +26,19 @@ pub mod column_cache;
 pub mod error;
 pub mod filter;
 pub mod ipc;
+pub mod limits;
 pub mod metadata;
+mod pages;
 pub mod plan;
 pub mod projection;
+mod rebase;
 pub mod summary;
 pub mod task;
+mod thrift;
 
 pub use error::{Result, SkimError};
 pub use filter::{parse_sql, Expr};
+pub use limits::OpenOptions;
 pub use metadata::{LoadStep, MetadataLoader, ParquetFile};
 pub use plan::{
     bloom_ranges_for, plan_scan, plan_scan_with_blooms, ByteRange, PlanStats, ReadPlan, ReadTask,

@@ -13,6 +13,15 @@
 //! A [`ParquetFile`] also keeps the *footer bytes*: the metadata and page-index regions of the
 //! file. Workers rebuild the same `ParquetFile` from them with the same decoder
 //! ([`ParquetFile::try_from_footer`]) instead of receiving a second, hand-written serialization.
+//!
+//! Hostile footers. Before the decoder is asked for the footer, the 4-byte length in the tail is
+//! held against `maxMetadataBytes` ([`OpenOptions`]), and so is the span of the page index before
+//! it is asked for (`TOO_LARGE`): a corrupt length never makes the caller fetch, or the decoder
+//! allocate, gigabytes. Ranges past the end of the file are refused as `INVALID_FILE` instead of
+//! being requested. Once decoded, the layout the footer describes is checked
+//! ([`check_layout`]): column chunks and offset-index pages with negative or out-of-file offsets
+//! and lengths are `INVALID_FILE` here, rather than an `assert!` in arrow-rs's
+//! `ColumnChunkMetaData::byte_range` later (a trap in WebAssembly).
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -22,14 +31,17 @@ use std::collections::HashSet;
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+use parquet::errors::ParquetError;
 use parquet::file::metadata::{
-    FileMetaData, PageIndexPolicy, ParquetMetaData, ParquetMetaDataBuilder,
+    FileMetaData, FooterTail, PageIndexPolicy, ParquetMetaData, ParquetMetaDataBuilder,
     ParquetMetaDataPushDecoder,
 };
 use parquet::DecodeResult;
 
 use crate::bytes_cache::ByteCache;
 use crate::error::{Result, SkimError};
+use crate::limits::OpenOptions;
+use crate::thrift::Thrift;
 
 /// Size of the Parquet footer tail: 4-byte metadata length + 4-byte magic.
 const FOOTER_TAIL_BYTES: u64 = 8;
@@ -50,10 +62,14 @@ pub struct MetadataLoader {
     decoder: ParquetMetaDataPushDecoder,
     /// Everything pushed so far, kept to cut the footer bytes out of once loaded.
     pushed: ByteCache,
+    options: OpenOptions,
+    /// The footer length in the tail has been held against the limit.
+    tail_checked: bool,
 }
 
 impl MetadataLoader {
-    /// A loader for a file of `file_len` bytes. The page index is read when the file has one.
+    /// A loader for a file of `file_len` bytes, with default [`OpenOptions`]. The page index is
+    /// read when the file has one.
     pub fn try_new(file_len: u64) -> Result<Self> {
         let decoder = ParquetMetaDataPushDecoder::try_new(file_len)
             .map_err(|e| SkimError::from_parquet("opening the file", e))?
@@ -62,7 +78,15 @@ impl MetadataLoader {
             file_len,
             decoder,
             pushed: ByteCache::default(),
+            options: OpenOptions::default(),
+            tail_checked: false,
         })
+    }
+
+    /// The same loader with `options` (limits).
+    pub fn with_options(mut self, options: OpenOptions) -> Self {
+        self.options = options;
+        self
     }
 
     /// Hands bytes `range` of the file to the loader.
@@ -77,12 +101,16 @@ impl MetadataLoader {
 
     /// Decodes as far as the pushed bytes allow.
     pub fn try_load(&mut self) -> Result<LoadStep> {
+        self.check_tail()?;
         let decoded = self
             .decoder
             .try_decode()
-            .map_err(|e| SkimError::from_parquet("reading the footer", e))?;
+            .map_err(|e| self.footer_error(e))?;
         match decoded {
-            DecodeResult::NeedsData(ranges) => Ok(LoadStep::NeedsRanges(ranges)),
+            DecodeResult::NeedsData(ranges) => {
+                self.check_asked(&ranges)?;
+                Ok(LoadStep::NeedsRanges(ranges))
+            }
             DecodeResult::Data(metadata) => {
                 let footer = footer_ranges(&metadata, &self.pushed, self.file_len)?
                     .into_iter()
@@ -96,6 +124,107 @@ impl MetadataLoader {
                 "metadata decoder finished without producing metadata",
             )),
         }
+    }
+
+    /// Sorts a decoder error. A plaintext footer of an encrypted file (`encryption_algorithm`
+    /// or `footer_signing_key_metadata` set) is `ENCRYPTED_FILE`, even when arrow-rs (built
+    /// without encryption) fails to parse it as something else.
+    fn footer_error(&self, error: ParquetError) -> SkimError {
+        let text = error.to_string();
+        let error = SkimError::from_parquet("reading the footer", error);
+        if !matches!(error, SkimError::InvalidFile { .. }) || !self.plaintext_footer_encrypted() {
+            return error;
+        }
+        SkimError::EncryptedFile {
+            detail: format!(
+                "its footer is plaintext but names an encryption algorithm for the columns; \
+                 reading the footer: {text}"
+            ),
+        }
+    }
+
+    fn plaintext_footer_encrypted(&self) -> bool {
+        let Some(len) = self.footer_len() else {
+            return false;
+        };
+        let end = self.file_len - FOOTER_TAIL_BYTES;
+        let Some(footer) = end
+            .checked_sub(len)
+            .and_then(|start| self.pushed.get(&(start..end)))
+        else {
+            return false;
+        };
+        // FileMetaData fields 8 (encryption_algorithm) and 9 (footer_signing_key_metadata).
+        let mut encrypted = false;
+        Thrift::new(&footer).read_struct(0, |_, id, _| {
+            encrypted |= id == 8 || id == 9;
+            Some(false)
+        });
+        encrypted
+    }
+
+    /// The footer length in the pushed tail, when the tail is pushed and valid.
+    fn footer_len(&self) -> Option<u64> {
+        let start = self.file_len.checked_sub(FOOTER_TAIL_BYTES)?;
+        let tail = self.pushed.get(&(start..self.file_len))?;
+        let tail = FooterTail::try_new(tail.as_ref().try_into().ok()?).ok()?;
+        Some(tail.metadata_length() as u64)
+    }
+
+    /// Holds the footer length in the tail (once pushed) against `maxMetadataBytes`, before the
+    /// decoder asks for, or decodes, that many bytes.
+    fn check_tail(&mut self) -> Result<()> {
+        if self.tail_checked {
+            return Ok(());
+        }
+        // A tail not pushed yet is checked later; one without the magic is the decoder's to
+        // report, and so is a length longer than the file.
+        let Some(len) = self.footer_len() else {
+            return Ok(());
+        };
+        self.tail_checked = true;
+        let limit = self.options.max_metadata_bytes;
+        if len > limit && len + FOOTER_TAIL_BYTES <= self.file_len {
+            return Err(SkimError::TooLarge {
+                detail: format!(
+                    "the footer declares {len} bytes of metadata, over the {limit}-byte limit; \
+                     raise `maxMetadataBytes` if the file really has metadata that large"
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Refuses to ask for bytes past the end of the file, or for a page index larger than
+    /// `maxMetadataBytes` (its ranges are read as one span).
+    fn check_asked(&self, ranges: &[Range<u64>]) -> Result<()> {
+        if let Some(bad) = ranges
+            .iter()
+            .find(|r| r.end > self.file_len || r.start > r.end)
+        {
+            return Err(SkimError::InvalidFile {
+                detail: format!(
+                    "the footer points at bytes {}..{} of a {}-byte file",
+                    bad.start, bad.end, self.file_len
+                ),
+            });
+        }
+        let span = ranges
+            .iter()
+            .cloned()
+            .reduce(|a, r| a.start.min(r.start)..a.end.max(r.end))
+            .map_or(0, |r| r.end - r.start);
+        let limit = self.options.max_metadata_bytes;
+        if span > limit {
+            return Err(SkimError::TooLarge {
+                detail: format!(
+                    "the file's metadata asks for a {span}-byte read (footer or page index), \
+                     over the {limit}-byte limit; raise `maxMetadataBytes` if the file really \
+                     has metadata that large"
+                ),
+            });
+        }
+        Ok(())
     }
 }
 
@@ -115,6 +244,7 @@ impl ParquetFile {
         metadata: Arc<ParquetMetaData>,
         footer: Vec<(Range<u64>, Bytes)>,
     ) -> Result<Self> {
+        check_layout(&metadata, file_len)?;
         let metadata = with_consistent_row_count(metadata);
         let to_arrow = |e| SkimError::from_parquet("converting the schema to Arrow", e);
         let int96_paths: HashSet<String> = metadata
@@ -142,9 +272,12 @@ impl ParquetFile {
     }
 
     /// Rebuilds a file from the footer bytes of another [`ParquetFile`] (see
-    /// [`ParquetFile::footer`]), as a worker does.
+    /// [`ParquetFile::footer`]), as a worker does. The bytes passed the opener's limits and are
+    /// in memory already, so no metadata limit applies.
     pub fn try_from_footer(file_len: u64, footer: Vec<(Range<u64>, Bytes)>) -> Result<Self> {
-        let mut loader = MetadataLoader::try_new(file_len)?;
+        let mut loader = MetadataLoader::try_new(file_len)?.with_options(OpenOptions {
+            max_metadata_bytes: u64::MAX,
+        });
         for (range, bytes) in footer {
             loader.push(range, bytes)?;
         }
@@ -189,6 +322,80 @@ impl ParquetFile {
     pub fn footer(&self) -> &[(Range<u64>, Bytes)] {
         &self.footer
     }
+
+    /// The same file described by `metadata` (an edited copy of this file's: see `rebase`), read
+    /// with the same Arrow schema.
+    pub(crate) fn with_metadata(&self, metadata: Arc<ParquetMetaData>) -> Result<Self> {
+        let options = if self.int96_paths.is_empty() {
+            ArrowReaderOptions::new()
+        } else {
+            ArrowReaderOptions::new().with_schema(Arc::clone(self.arrow_schema()))
+        };
+        let reader_metadata = ArrowReaderMetadata::try_new(metadata, options)
+            .map_err(|e| SkimError::from_parquet("converting the schema to Arrow", e))?;
+        Ok(Self {
+            reader_metadata,
+            ..self.clone()
+        })
+    }
+}
+
+/// Refuses a footer whose column chunks or offset-index pages lie (even partly) outside the
+/// file, at negative offsets, or outside their column chunk.
+fn check_layout(metadata: &ParquetMetaData, file_len: u64) -> Result<()> {
+    let invalid = |detail: String| SkimError::InvalidFile { detail };
+    for (rg_idx, rg) in metadata.row_groups().iter().enumerate() {
+        for (leaf, chunk) in rg.columns().iter().enumerate() {
+            let column = || chunk.column_path().string();
+            let start = chunk
+                .dictionary_page_offset()
+                .unwrap_or(chunk.data_page_offset());
+            let len = chunk.compressed_size();
+            let range = u64::try_from(start)
+                .ok()
+                .zip(u64::try_from(len).ok())
+                .and_then(|(start, len)| Some(start..start.checked_add(len)?))
+                .filter(|r| r.end <= file_len && chunk.data_page_offset() >= 0);
+            let Some(range) = range else {
+                return Err(invalid(format!(
+                    "column '{}' of row group {rg_idx} is {len} bytes at offset {start} (data \
+                     pages at {}), not inside the {file_len}-byte file",
+                    column(),
+                    chunk.data_page_offset()
+                )));
+            };
+            let Some(offsets) = metadata
+                .page_index()
+                .and_then(|index| index.offset_index(rg_idx, leaf))
+            else {
+                continue;
+            };
+            let mut next_row = 0i64;
+            for (page_idx, page) in offsets.page_locations().iter().enumerate() {
+                let page_range = u64::try_from(page.offset)
+                    .ok()
+                    .zip(u64::try_from(page.compressed_page_size).ok())
+                    .and_then(|(start, len)| Some(start..start.checked_add(len)?));
+                let inside =
+                    page_range.is_some_and(|r| r.start >= range.start && r.end <= range.end);
+                if !inside || page.first_row_index < next_row {
+                    return Err(invalid(format!(
+                        "the offset index puts page {page_idx} of column '{}' of row group \
+                         {rg_idx} at {} bytes from offset {} (first row {}), outside its \
+                         column chunk {}..{} or out of row order",
+                        column(),
+                        page.compressed_page_size,
+                        page.offset,
+                        page.first_row_index,
+                        range.start,
+                        range.end
+                    )));
+                }
+                next_row = page.first_row_index;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Some writers leave the footer's `num_rows` at 0 (`repeated_no_annotation.parquet`) while the

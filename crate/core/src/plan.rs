@@ -26,6 +26,7 @@ use parquet::arrow::push_decoder::{
     ParquetPushDecoder, ParquetPushDecoderBuilder, RowGroupSelection,
 };
 use parquet::arrow::ProjectionMask;
+use parquet::file::metadata::RowGroupMetaData;
 use serde::{Deserialize, Serialize};
 
 use crate::aggregate::AggregateSpec;
@@ -35,6 +36,10 @@ use crate::error::{Result, SkimError};
 use crate::filter::bloom::{bloom_ranges, excluded_by_bloom};
 use crate::filter::prune::{prune_pages, row_groups_may_match};
 use crate::filter::{Expr, Filter};
+use crate::limits::{
+    self, default_max_batch_bytes, default_max_page_bytes, default_true, DEFAULT_MAX_BATCH_BYTES,
+    DEFAULT_MAX_PAGE_BYTES,
+};
 use crate::metadata::ParquetFile;
 use crate::projection::Projection;
 
@@ -47,7 +52,7 @@ pub const DEFAULT_BATCH_SIZE: usize = 8192;
 pub const DEFAULT_MAX_CHUNK_BYTES: u64 = 1 << 30;
 
 /// What a caller asks of a scan.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ScanRequest {
     /// Dotted column paths to return, in this order; all columns when absent.
@@ -62,6 +67,17 @@ pub struct ScanRequest {
     pub filter: Option<Expr>,
     /// Largest uncompressed column chunk to decode (default [`DEFAULT_MAX_CHUNK_BYTES`]).
     pub max_chunk_bytes: Option<u64>,
+    /// Largest page (compressed or uncompressed, as its header declares) to decode; see
+    /// [`limits`](crate::limits).
+    #[serde(default = "default_max_page_bytes")]
+    pub max_page_bytes: u64,
+    /// Largest decoded batch: batches are made smaller to fit, and a task whose batch still
+    /// exceeds it is refused; see [`limits`](crate::limits).
+    #[serde(default = "default_max_batch_bytes")]
+    pub max_batch_bytes: u64,
+    /// Check the CRC-32 of pages that carry one (`INVALID_FILE` on a mismatch).
+    #[serde(default = "default_true")]
+    pub verify_checksums: bool,
     /// Split row groups into tasks of about this many rows, at page boundaries, so that a file
     /// with few, large row groups still keeps every worker busy. Default: one task per row group.
     pub target_task_rows: Option<u64>,
@@ -82,6 +98,28 @@ pub struct ScanRequest {
     pub scan_id: Option<u64>,
 }
 
+impl Default for ScanRequest {
+    fn default() -> Self {
+        Self {
+            columns: None,
+            offset: None,
+            limit: None,
+            batch_size: None,
+            filter: None,
+            max_chunk_bytes: None,
+            max_page_bytes: DEFAULT_MAX_PAGE_BYTES,
+            max_batch_bytes: DEFAULT_MAX_BATCH_BYTES,
+            verify_checksums: true,
+            target_task_rows: None,
+            aggregates: None,
+            predicate_cache_bytes: None,
+            file_key: None,
+            column_cache_bytes: None,
+            scan_id: None,
+        }
+    }
+}
+
 /// One unit of work for a worker.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -98,8 +136,18 @@ pub struct TaskSpec {
     pub limit: Option<u64>,
     pub columns: Option<Vec<String>>,
     pub filter: Option<Expr>,
+    /// Rows per batch, already reduced to fit `max_batch_bytes` by the planner.
     pub batch_size: usize,
     pub max_chunk_bytes: u64,
+    /// See [`ScanRequest::max_page_bytes`].
+    #[serde(default = "default_max_page_bytes")]
+    pub max_page_bytes: u64,
+    /// See [`ScanRequest::max_batch_bytes`].
+    #[serde(default = "default_max_batch_bytes")]
+    pub max_batch_bytes: u64,
+    /// See [`ScanRequest::verify_checksums`].
+    #[serde(default = "default_true")]
+    pub verify_checksums: bool,
     pub aggregates: Option<Vec<AggregateSpec>>,
     /// Bytes of decoded filter columns this task may keep for its output (0: off).
     pub predicate_cache_bytes: u64,
@@ -267,6 +315,9 @@ pub fn plan_scan_with_blooms(
         filter: request.filter.clone(),
         batch_size,
         max_chunk_bytes: request.max_chunk_bytes.unwrap_or(DEFAULT_MAX_CHUNK_BYTES),
+        max_page_bytes: request.max_page_bytes,
+        max_batch_bytes: request.max_batch_bytes,
+        verify_checksums: request.verify_checksums,
         aggregates: request.aggregates.clone(),
         predicate_cache_bytes: request.predicate_cache_bytes.unwrap_or(0),
         cache_key: None,
@@ -295,6 +346,7 @@ pub fn plan_scan_with_blooms(
                 spec.selection.as_deref(),
             ));
         }
+        spec.batch_size = task_batch_size(file, &spec)?;
         let (mut filter_ranges, mut output_ranges) = (Vec::new(), Vec::new());
         for planned in build_decoder(file, &spec)?.scan_plan() {
             if filter_leaves.contains(&planned.column) {
@@ -547,17 +599,7 @@ pub fn build_decoder_with_metrics(
     spec: &TaskSpec,
     metrics: ArrowReaderMetrics,
 ) -> Result<ParquetPushDecoder> {
-    let row_groups = file.metadata().row_groups();
-    let rg = row_groups.get(spec.row_group_idx).ok_or_else(|| {
-        SkimError::invalid_argument(
-            "rowGroup",
-            format!(
-                "expected a row group below {}, got {}",
-                row_groups.len(),
-                spec.row_group_idx
-            ),
-        )
-    })?;
+    let rg = row_group(file, spec)?;
     let num_rows = rows_of(rg.num_rows());
     let projection = Projection::try_new(file, spec.columns.as_deref())?;
     let filter = spec
@@ -565,22 +607,7 @@ pub fn build_decoder_with_metrics(
         .as_ref()
         .map(|expr| Filter::try_new(expr, file))
         .transpose()?;
-    let filter_leaves = filter.as_ref().map(Filter::leaves).unwrap_or_default();
-    for (leaf, chunk) in rg.columns().iter().enumerate() {
-        let size = u64::try_from(chunk.uncompressed_size()).unwrap_or(u64::MAX);
-        let read = projection.mask().leaf_included(leaf) || filter_leaves.contains(&leaf);
-        if read && size > spec.max_chunk_bytes {
-            return Err(SkimError::TooLarge {
-                detail: format!(
-                    "column '{}' of row group {} decompresses to {size} bytes, over the \
-                     {}-byte limit (maxChunkBytes)",
-                    chunk.column_path().string(),
-                    spec.row_group_idx,
-                    spec.max_chunk_bytes
-                ),
-            });
-        }
-    }
+    let batch_size = checked_task_batch_size(file, spec, &projection, filter.as_ref())?;
     let selection = spec
         .selection
         .as_deref()
@@ -599,7 +626,7 @@ pub fn build_decoder_with_metrics(
         .with_max_predicate_cache_size(cache_bytes)
         .with_metrics(metrics)
         .with_projection(projection.mask().clone())
-        .with_batch_size(spec.batch_size)
+        .with_batch_size(batch_size)
         .with_row_group_selections(vec![RowGroupSelection::new(spec.row_group_idx, selection)]);
     if let Some(filter) = &filter {
         builder = builder.with_row_filter(filter.row_filter(file));
@@ -610,6 +637,70 @@ pub fn build_decoder_with_metrics(
     builder
         .build()
         .map_err(|e| SkimError::from_parquet("planning the read", e))
+}
+
+fn row_group<'a>(file: &'a ParquetFile, spec: &TaskSpec) -> Result<&'a RowGroupMetaData> {
+    let row_groups = file.metadata().row_groups();
+    row_groups.get(spec.row_group_idx).ok_or_else(|| {
+        SkimError::invalid_argument(
+            "rowGroup",
+            format!(
+                "expected a row group below {}, got {}",
+                row_groups.len(),
+                spec.row_group_idx
+            ),
+        )
+    })
+}
+
+/// A task's batch size: the spec's, reduced so a batch of the columns it reads fits
+/// `max_batch_bytes` (see [`limits`](crate::limits)). Refuses a task reading a column chunk over
+/// `max_chunk_bytes`, or whose single row is over `max_batch_bytes`.
+pub fn task_batch_size(file: &ParquetFile, spec: &TaskSpec) -> Result<usize> {
+    let projection = Projection::try_new(file, spec.columns.as_deref())?;
+    let filter = spec
+        .filter
+        .as_ref()
+        .map(|expr| Filter::try_new(expr, file))
+        .transpose()?;
+    checked_task_batch_size(file, spec, &projection, filter.as_ref())
+}
+
+fn checked_task_batch_size(
+    file: &ParquetFile,
+    spec: &TaskSpec,
+    projection: &Projection,
+    filter: Option<&Filter>,
+) -> Result<usize> {
+    let rg = row_group(file, spec)?;
+    let num_rows = rows_of(rg.num_rows());
+    let filter_leaves = filter.map(Filter::leaves).unwrap_or_default();
+    let mut row_bytes = 0u64;
+    for (leaf, chunk) in rg.columns().iter().enumerate() {
+        if !projection.mask().leaf_included(leaf) && !filter_leaves.contains(&leaf) {
+            continue;
+        }
+        let size = u64::try_from(chunk.uncompressed_size()).unwrap_or(u64::MAX);
+        if size > spec.max_chunk_bytes {
+            return Err(SkimError::TooLarge {
+                detail: format!(
+                    "column '{}' of row group {} decompresses to {size} bytes, over the \
+                     {}-byte column chunk limit; project fewer columns, or raise \
+                     `maxChunkBytes`",
+                    chunk.column_path().string(),
+                    spec.row_group_idx,
+                    spec.max_chunk_bytes
+                ),
+            });
+        }
+        row_bytes = row_bytes.saturating_add(limits::bytes_per_row(chunk, num_rows));
+    }
+    limits::fitted_batch_size(
+        spec.batch_size,
+        row_bytes,
+        spec.max_batch_bytes,
+        spec.row_group_idx,
+    )
 }
 
 /// The rows of its row group a task decodes (`None`: all of them).
@@ -627,7 +718,8 @@ pub fn task_selection(file: &ParquetFile, spec: &TaskSpec) -> Result<Option<RowS
 
 /// A decoder of `mask`'s columns over `selection` of the task's row group, with no filter and
 /// no predicate cache: the cross-scan path (`task.rs`) evaluates the filter itself. Call after
-/// [`build_decoder`] has accepted `spec` (row group and chunk sizes are checked there).
+/// [`build_decoder`] has accepted `spec` (row group and chunk sizes are checked there), with the
+/// batch size of [`task_batch_size`].
 pub fn build_plain_decoder(
     file: &ParquetFile,
     spec: &TaskSpec,

@@ -23,6 +23,11 @@
 //!   budget) for the worker to cache; step 2 decodes only the output columns not among them, for
 //!   the rows that passed (so only pages holding such rows are fetched), and takes the others
 //!   from the kept batches. A repeated filter column is never fetched or decoded twice.
+//!
+//! Hostile files: every range is checked page header by page header (`pages`: declared sizes
+//! against `maxPageBytes`, CRC-32, consistency) before the decoder sees it, and every decoded
+//! batch is measured against `maxBatchBytes` before it goes further (see
+//! [`limits`](crate::limits)); the task's batch size was reduced to fit that limit up front.
 
 use std::ops::Range;
 
@@ -40,6 +45,7 @@ use arrow_select::filter::prep_null_mask_filter;
 use parquet::arrow::arrow_reader::metrics::ArrowReaderMetrics;
 use parquet::arrow::arrow_reader::RowSelection;
 use parquet::arrow::ProjectionMask;
+use parquet::file::metadata::ParquetMetaData;
 
 use crate::aggregate::{Aggregator, Partial};
 use crate::bytes_cache::ByteCache;
@@ -47,9 +53,14 @@ use crate::column_cache::{filtered_column, memory_size, CachedColumns};
 use crate::error::{Result, SkimError};
 use crate::filter::{eval, Filter};
 use crate::ipc::IpcStream;
+use crate::limits::check_batch;
 use crate::metadata::{check_pushed_range, ParquetFile};
-use crate::plan::{build_decoder_with_metrics, build_plain_decoder, task_selection, TaskSpec};
+use crate::pages::{PageGuard, PageRules};
+use crate::plan::{
+    build_decoder_with_metrics, build_plain_decoder, task_batch_size, task_selection, TaskSpec,
+};
 use crate::projection::Projection;
+use crate::rebase;
 
 /// What [`TaskDecoder::run`] stopped at.
 #[derive(Debug)]
@@ -84,6 +95,9 @@ pub struct TaskOutput {
 /// Decodes one task from pushed bytes.
 pub struct TaskDecoder {
     file_len: u64,
+    /// How far below the file's offsets the decoder's are (a row group past 4 GiB; see
+    /// [`rebase`](crate::rebase)); 0 for most.
+    base: u64,
     /// Rows the task must return, when known (no filter): anything else is a decoder bug, never
     /// silently passed on.
     expected_rows: Option<u64>,
@@ -103,6 +117,11 @@ pub struct TaskDecoder {
     batch_size: usize,
     /// The cross-scan path's state across its two steps.
     cross: Option<CrossScan>,
+    /// The file's metadata: which column chunk a range belongs to.
+    metadata: Arc<ParquetMetaData>,
+    /// Checks each page header before the decoder sees it.
+    pages: PageGuard,
+    max_batch_bytes: u64,
 }
 
 enum Stage {
@@ -152,6 +171,16 @@ impl TaskDecoder {
         spec: &TaskSpec,
         cached: Option<CachedColumns>,
     ) -> Result<Self> {
+        // Checks the chunk sizes, and fits the batch size to `maxBatchBytes` for every decoder.
+        let spec = &TaskSpec {
+            batch_size: task_batch_size(file, spec)?,
+            ..spec.clone()
+        };
+        // A row group past 4 GiB decodes with lowered offsets (arrow-rs keys pages by `usize`).
+        let rebased = rebase::for_row_group(file, spec.row_group_idx)?;
+        let (file, base) = rebased
+            .as_ref()
+            .map_or((file, 0), |(file, base)| (file, *base));
         let metrics = ArrowReaderMetrics::enabled();
         let projection = Projection::try_new(file, spec.columns.as_deref())?;
         let stream = IpcStream::try_new(projection.output_schema())?;
@@ -195,6 +224,7 @@ impl TaskDecoder {
         };
         let mut decoder = Self {
             file_len: file.file_len(),
+            base,
             expected_rows: spec.expected_rows,
             row_group_idx: spec.row_group_idx,
             cache: ByteCache::default(),
@@ -217,6 +247,12 @@ impl TaskDecoder {
             batches: 0,
             batch_size: spec.batch_size.max(1),
             cross,
+            metadata: Arc::clone(file.metadata()),
+            pages: PageGuard::new(PageRules {
+                max_page_bytes: spec.max_page_bytes,
+                verify_checksums: spec.verify_checksums,
+            }),
+            max_batch_bytes: spec.max_batch_bytes,
         };
         if decoder.cross.as_ref().is_some_and(|c| c.hit) {
             decoder.evaluate_kept()?;
@@ -252,11 +288,17 @@ impl TaskDecoder {
             };
             match step {
                 DecodeResult::NeedsData(ranges) => {
-                    let missing = self.cache.missing(&ranges);
+                    // The bytes held are at file offsets, `base` above the decoder's.
+                    let wanted = rebase::raised(&ranges, self.base);
+                    let missing = self.cache.missing(&wanted);
                     if !missing.is_empty() {
                         return Ok(TaskRun::NeedsRanges(missing));
                     }
-                    let data = ranges.iter().filter_map(|r| self.cache.get(r)).collect();
+                    let data: Vec<Bytes> =
+                        wanted.iter().filter_map(|r| self.cache.get(r)).collect();
+                    for (range, bytes) in ranges.iter().zip(&data) {
+                        self.check_pages(range, bytes)?;
+                    }
                     if let Stage::Decode(decoder) | Stage::Collect(decoder) = &mut self.stage {
                         decoder
                             .push_ranges(ranges, data)
@@ -264,6 +306,9 @@ impl TaskDecoder {
                     }
                 }
                 DecodeResult::Data(batch) => {
+                    if !matches!(self.stage, Stage::FromKept) {
+                        check_batch(&batch, self.max_batch_bytes, self.row_group_idx)?;
+                    }
                     if matches!(self.stage, Stage::Collect(_)) {
                         self.collect(batch)?;
                         continue;
@@ -284,6 +329,26 @@ impl TaskDecoder {
                     return self.finish().map(TaskRun::Done);
                 }
             }
+        }
+    }
+
+    /// Checks the page headers of `bytes` (file range `range`, asked for by the decoder) before
+    /// the decoder sees them.
+    fn check_pages(&mut self, range: &Range<u64>, bytes: &Bytes) -> Result<()> {
+        let Some(rg) = self.metadata.row_groups().get(self.row_group_idx) else {
+            return Ok(());
+        };
+        let chunk = rg.columns().iter().find_map(|chunk| {
+            let start = chunk
+                .dictionary_page_offset()
+                .unwrap_or(chunk.data_page_offset());
+            let start = u64::try_from(start).ok()?;
+            let len = u64::try_from(chunk.compressed_size()).ok()?;
+            (range.start >= start && range.start - start < len).then_some((chunk, start))
+        });
+        match chunk {
+            Some((chunk, start)) => self.pages.check(bytes, range.start, chunk, start),
+            None => Ok(()),
         }
     }
 

@@ -3,7 +3,9 @@
 //! - `parquet-skim-datagen lineitem --sf 1 --out lineitem.parquet` writes TPC-H lineitem (tpchgen,
 //!   the Rust port of dbgen);
 //! - `parquet-skim-datagen hits --rows 2000000 --out hits.parquet` writes a ClickBench-hits-like
-//!   string-heavy table (see `hits.rs`).
+//!   string-heavy table (see `hits.rs`);
+//! - `parquet-skim-datagen big-template --out DIR` writes the template of a > 4 GiB virtual file
+//!   (one real row group repeated, with a footer for all copies; see `big.rs`).
 //!
 //! Both with the arrow-rs Parquet writer: page-level statistics so the file has a column index
 //! and an offset index, string columns as plain `Utf8`. The same arguments always give the same
@@ -26,6 +28,7 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 
+mod big;
 mod hits;
 
 /// Near-unique lineitem columns: a dictionary cannot compress them.
@@ -57,11 +60,22 @@ struct Options {
     out: PathBuf,
     row_group_rows: usize,
     page_bytes: usize,
+    /// Most rows per data page (arrow-rs default 20,000); with a large value, pages are bounded
+    /// by `page_bytes` alone.
+    page_rows: usize,
     compression: Compression,
 }
 
 fn main() -> ExitCode {
-    match parse(std::env::args().skip(1).collect()).and_then(|o| write(&o)) {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("big-template") => match &args[1..] {
+            [flag, dir] if flag == "--out" => big::write_template(std::path::Path::new(dir)),
+            _ => Err("usage: parquet-skim-datagen big-template --out DIR".into()),
+        },
+        _ => parse(args).and_then(|o| write(&o)),
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("parquet-skim-datagen: {message}");
@@ -72,7 +86,8 @@ fn main() -> ExitCode {
 
 fn parse(args: Vec<String>) -> Result<Options, String> {
     let usage = "usage: parquet-skim-datagen lineitem --sf N | hits --rows N, then --out PATH \
-                 [--row-group-rows N] [--page-bytes N] [--compression snappy|zstd|uncompressed]";
+                 [--row-group-rows N] [--page-bytes N] [--page-rows N] \
+                 [--compression snappy|zstd|uncompressed]";
     let mut args = args.into_iter();
     let table = match args.next().as_deref() {
         Some("lineitem") => Table::Lineitem,
@@ -86,6 +101,7 @@ fn parse(args: Vec<String>) -> Result<Options, String> {
         out: PathBuf::new(),
         row_group_rows: 1_048_576,
         page_bytes: 1024 * 1024,
+        page_rows: 20_000,
         compression: Compression::SNAPPY,
     };
     while let Some(flag) = args.next() {
@@ -102,6 +118,7 @@ fn parse(args: Vec<String>) -> Result<Options, String> {
             "--out" => options.out = PathBuf::from(value),
             "--row-group-rows" => options.row_group_rows = number(&value)? as usize,
             "--page-bytes" => options.page_bytes = number(&value)? as usize,
+            "--page-rows" => options.page_rows = number(&value)? as usize,
             "--compression" => {
                 options.compression = match value.as_str() {
                     "snappy" => Compression::SNAPPY,
@@ -158,6 +175,7 @@ fn write_batches(
         .set_compression(options.compression)
         .set_max_row_group_row_count(Some(options.row_group_rows))
         .set_data_page_size_limit(options.page_bytes)
+        .set_data_page_row_count_limit(options.page_rows)
         .set_statistics_enabled(EnabledStatistics::Page)
         .set_created_by("parquet-skim-datagen (arrow-rs parquet 60)".into())
         .build();

@@ -16,8 +16,8 @@ use js_sys::{Array, Object, Promise, Reflect, Uint8Array};
 use parquet_skim_core::column_cache::{CacheStats, ColumnCache};
 use parquet_skim_core::{
     bloom_ranges_for, bytes_cache::ByteCache, ipc::schema_to_ipc, plan_scan_with_blooms,
-    projection::Projection, FileSummary, LoadStep, MetadataLoader, ParquetFile, ScanRequest,
-    SkimError, TaskDecoder, TaskRun, TaskSpec,
+    projection::Projection, FileSummary, LoadStep, MetadataLoader, OpenOptions, ParquetFile,
+    ScanRequest, SkimError, TaskDecoder, TaskRun, TaskSpec,
 };
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
@@ -126,12 +126,17 @@ impl JsSource {
     }
 
     /// Reads the metadata with one read of the last `tailBytes` (more only if the footer and page
-    /// index are larger); resolves to a `ParquetFileHandle`.
-    pub fn open(&self, tail_bytes: f64) -> Promise {
+    /// index are larger); resolves to a `ParquetFileHandle`. `options` is JSON `OpenOptions`
+    /// (`{maxMetadataBytes?}`); absent, the defaults.
+    pub fn open(&self, tail_bytes: f64, options: Option<String>) -> Promise {
         let source = Rc::clone(&self.inner);
         future_to_promise(async move {
             let tail = js_result(position("footerReadBytes", tail_bytes))?;
-            let file = js_result(open(&source, tail.max(8)).await)?;
+            let options: OpenOptions = match options {
+                Some(text) => js_result(parse_json("open options", &text))?,
+                None => OpenOptions::default(),
+            };
+            let file = js_result(open(&source, tail.max(8), options).await)?;
             Ok(JsFile::new(file).into())
         })
     }
@@ -149,12 +154,12 @@ impl JsSource {
     }
 }
 
-async fn open(source: &Source, tail: u64) -> Result<ParquetFile, SkimError> {
+async fn open(source: &Source, tail: u64, options: OpenOptions) -> Result<ParquetFile, SkimError> {
     let (start, data) = source.read_tail(tail).await?;
     let file_len = source
         .file_len()
         .ok_or_else(|| SkimError::internal("file size unknown after the tail read"))?;
-    let mut loader = MetadataLoader::try_new(file_len)?;
+    let mut loader = MetadataLoader::try_new(file_len)?.with_options(options);
     loader.push(
         start..start + u64::from(data.length()),
         Bytes::from(data.to_vec()),

@@ -17,6 +17,7 @@ use std::ops::Range;
 use js_sys::{Date, Uint8Array};
 use parquet_skim_core::SkimError;
 use serde::Serialize;
+use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortSignal, Blob};
 
@@ -71,7 +72,8 @@ impl Source {
 
     /// Bytes already in memory (kept on the JS heap; slices are copied in on read).
     pub fn bytes(bytes: Uint8Array) -> Self {
-        let len = u64::from(bytes.length());
+        // As a number: js-sys's `length()` is a `u32`, which wraps at 4 GiB.
+        let len = bytes.unchecked_ref::<LargeBytes>().length() as u64;
         Self::new(Kind::Bytes(bytes), Some(len))
     }
 
@@ -186,8 +188,10 @@ impl Source {
                 Ok(data)
             }
             Kind::Bytes(bytes) => {
-                // Bounds were checked against the length above, which fits u32 for a Uint8Array.
-                let data = bytes.slice(range.start as u32, range.end as u32);
+                // Offsets as numbers: arrays of 4 GiB and more exist (js-sys's `slice` takes u32).
+                let data = bytes
+                    .unchecked_ref::<LargeBytes>()
+                    .slice(range.start as f64, range.end as f64);
                 self.record(range, None, None, started);
                 Ok(data)
             }
@@ -240,4 +244,16 @@ fn blob_error(e: &wasm_bindgen::JsValue) -> SkimError {
         url: "blob".into(),
         detail: format!("reading the Blob failed: {}", describe(e)),
     }
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// A `Uint8Array` with positions as numbers: js-sys's `length` and `slice` take `u32`, which
+    /// wraps for arrays of 4 GiB and more.
+    #[wasm_bindgen(js_name = Uint8Array)]
+    type LargeBytes;
+    #[wasm_bindgen(method, getter)]
+    fn length(this: &LargeBytes) -> f64;
+    #[wasm_bindgen(method)]
+    fn slice(this: &LargeBytes, begin: f64, end: f64) -> Uint8Array;
 }

@@ -38,6 +38,8 @@ export interface TaskResult {
   partials?: string;
   /** Output rows of filter columns served from the predicate cache instead of decoded twice. */
   rowsFromCache: number;
+  /** Bytes of the WebAssembly memory of the worker (or thread) that ran the task, after it. */
+  wasmMemoryBytes: number;
   /** Tasks with a cache key: what the worker's cross-scan cache did, and how its counters moved. */
   cache?: CacheReport;
   cacheDelta?: CacheDelta;

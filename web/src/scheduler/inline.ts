@@ -51,7 +51,7 @@ export class InlineExecutor implements Executor {
       for (;;) {
         const answer = check(response);
         if (answer?.kind === 'done') {
-          const { ipc, rows, batches, decodeMs, partials, rowsFromCache, cache } = answer;
+          const { ipc, rows, batches, decodeMs, partials, rowsFromCache, wasmMemoryBytes, cache } = answer;
           const cacheDelta = this.cache.update(cache);
           return {
             ipc,
@@ -59,6 +59,7 @@ export class InlineExecutor implements Executor {
             batches,
             decodeMs,
             rowsFromCache,
+            wasmMemoryBytes,
             ...(partials !== undefined ? { partials } : {}),
             ...(cache !== undefined ? { cache } : {}),
             ...(cacheDelta !== undefined ? { cacheDelta } : {}),

@@ -277,6 +277,7 @@ export class WorkerPool implements Executor {
             batches: message.batches,
             decodeMs: message.decodeMs,
             rowsFromCache: message.rowsFromCache,
+            wasmMemoryBytes: message.wasmMemoryBytes,
             ...(message.cache !== undefined ? { cache: message.cache } : {}),
             ...(cacheDelta !== undefined ? { cacheDelta } : {}),
             ...(message.partials !== undefined ? { partials: message.partials } : {}),

@@ -38,6 +38,8 @@ export type HostResponse =
       partials?: string;
       /** Output rows of filter columns served from the predicate cache. */
       rowsFromCache: number;
+      /** The host's WebAssembly memory after the task: its high-water mark so far. */
+      wasmMemoryBytes: number;
       /** Tasks with a cache key: what the worker's cross-scan cache did. */
       cache?: CacheReport;
     }

@@ -10,7 +10,7 @@
  */
 import { serializeError } from '../errors.js';
 import type { ParquetFileHandle, Task } from '../wasm/parquet_skim_wasm.js';
-import type { Wasm } from '../wasm-loader.js';
+import { type Wasm, wasmMemoryBytes } from '../wasm-loader.js';
 import type { CacheReport, Chunk, HostRequest, HostResponse } from './protocol.js';
 
 type FileHandle = ParquetFileHandle;
@@ -93,6 +93,7 @@ export class TaskHost {
       batches: result.batches ?? 0,
       decodeMs: performance.now() - started,
       rowsFromCache: result.rowsFromCache ?? 0,
+      wasmMemoryBytes: wasmMemoryBytes(),
       ...(result.partials !== undefined ? { partials: result.partials } : {}),
       ...(result.cache !== undefined ? { cache: JSON.parse(result.cache) as CacheReport } : {}),
     };

@@ -1,0 +1,165 @@
+//! Memory limits on hostile files: how much a file may make the reader allocate before it is
+//! refused with `TOO_LARGE`.
+//!
+//! A Parquet file is mostly sizes that the reader believes: the footer's length, each page's
+//! declared sizes, each column chunk's totals. A small file can declare gigabytes, and in
+//! WebAssembly (4 GiB of memory, `panic = "abort"`) an allocation that fails traps the worker.
+//! Each limit is checked where the size is first known, before anything of that size is
+//! allocated:
+//!
+//! | limit (option, default) | checked | where |
+//! |---|---|---|
+//! | `maxMetadataBytes` (open, 64 MiB) | the footer length in the 8-byte tail, before the footer is read; the span of the page index, before it is read | `metadata` |
+//! | `maxChunkBytes` (scan, 1 GiB) | each read column chunk's `total_uncompressed_size` | `plan` |
+//! | `maxPageBytes` (scan, 256 MiB) | each page header's compressed and uncompressed sizes, before arrow-rs allocates the page | `pages` |
+//! | `maxBatchBytes` (scan, 512 MiB) | a task's estimated decoded bytes per batch, then each decoded batch | here |
+//!
+//! **Batch memory** is the one size no header states. Before a task starts, its bytes per row
+//! are estimated from the footer: for each column read, the larger of its uncompressed bytes per
+//! row and its physical width. The task's batch size is then *reduced* (never below one row) so
+//! that a batch's estimate stays within half of `maxBatchBytes` (decoders grow their buffers by
+//! doubling): a file of very wide rows is still read, in smaller batches, rather than refused. Only when one row alone is estimated over the limit is the task
+//! refused. Estimates cannot see through dictionaries (a few long values repeated on every row
+//! decode to far more than they occupy), so every decoded batch is measured too and the task is
+//! refused (`TOO_LARGE`) when one exceeds the limit, before it is copied into IPC.
+
+use arrow_array::RecordBatch;
+use parquet::basic::Type as PhysicalType;
+use parquet::file::metadata::ColumnChunkMetaData;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, SkimError};
+
+/// Largest footer (thrift metadata), and largest page index, a file may have by default.
+pub const DEFAULT_MAX_METADATA_BYTES: u64 = 64 << 20;
+
+/// Largest page (compressed or uncompressed) a task decodes by default.
+pub const DEFAULT_MAX_PAGE_BYTES: u64 = 256 << 20;
+
+/// Largest decoded batch a task produces by default.
+pub const DEFAULT_MAX_BATCH_BYTES: u64 = 512 << 20;
+
+/// Options of opening a file (decoding its metadata).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OpenOptions {
+    /// Largest footer, and largest page index, to read (default
+    /// [`DEFAULT_MAX_METADATA_BYTES`]).
+    #[serde(default = "default_max_metadata_bytes")]
+    pub max_metadata_bytes: u64,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        Self {
+            max_metadata_bytes: DEFAULT_MAX_METADATA_BYTES,
+        }
+    }
+}
+
+pub(crate) fn default_max_metadata_bytes() -> u64 {
+    DEFAULT_MAX_METADATA_BYTES
+}
+
+pub(crate) fn default_max_page_bytes() -> u64 {
+    DEFAULT_MAX_PAGE_BYTES
+}
+
+pub(crate) fn default_max_batch_bytes() -> u64 {
+    DEFAULT_MAX_BATCH_BYTES
+}
+
+pub(crate) fn default_true() -> bool {
+    true
+}
+
+/// Estimated decoded bytes per row of one column chunk of a row group of `num_rows` rows: the
+/// larger of its uncompressed bytes per row and its physical width (plus offsets for binary).
+pub(crate) fn bytes_per_row(chunk: &ColumnChunkMetaData, num_rows: u64) -> u64 {
+    let uncompressed = u64::try_from(chunk.uncompressed_size()).unwrap_or(0);
+    let per_row = uncompressed.div_ceil(num_rows.max(1));
+    let width = match chunk.column_type() {
+        PhysicalType::BOOLEAN => 1,
+        PhysicalType::INT32 | PhysicalType::FLOAT | PhysicalType::BYTE_ARRAY => 4,
+        PhysicalType::INT64 | PhysicalType::DOUBLE | PhysicalType::INT96 => 8,
+        PhysicalType::FIXED_LEN_BYTE_ARRAY => {
+            u64::try_from(chunk.column_descr().type_length()).unwrap_or(0)
+        }
+    };
+    per_row.max(width)
+}
+
+/// The batch size of a task whose rows are estimated at `row_bytes` each: `batch_size`, or fewer
+/// rows so a batch fits half of `max_batch_bytes` (room for buffer growth). Refuses a task whose
+/// single row does not fit the limit.
+pub(crate) fn fitted_batch_size(
+    batch_size: usize,
+    row_bytes: u64,
+    max_batch_bytes: u64,
+    row_group_idx: usize,
+) -> Result<usize> {
+    if row_bytes > max_batch_bytes {
+        return Err(SkimError::TooLarge {
+            detail: format!(
+                "one row of the columns read from row group {row_group_idx} is estimated at \
+                 {row_bytes} bytes decoded, over the {max_batch_bytes}-byte batch limit; project \
+                 fewer columns, or raise `maxBatchBytes`"
+            ),
+        });
+    }
+    // Half the limit: decoders grow their buffers by doubling, so a batch can hold up to twice
+    // its contents in capacity, and that is what the check after decoding measures.
+    let fit = (max_batch_bytes / 2)
+        .checked_div(row_bytes)
+        .map_or(usize::MAX, |rows| {
+            usize::try_from(rows).unwrap_or(usize::MAX)
+        });
+    Ok(batch_size.min(fit).max(1))
+}
+
+/// Refuses a decoded batch larger than `max_batch_bytes` (what the estimate could not foresee).
+pub(crate) fn check_batch(
+    batch: &RecordBatch,
+    max_batch_bytes: u64,
+    row_group_idx: usize,
+) -> Result<()> {
+    let bytes = batch.get_array_memory_size() as u64;
+    if bytes > max_batch_bytes {
+        return Err(SkimError::TooLarge {
+            detail: format!(
+                "a batch of {} rows of row group {row_group_idx} decoded to {bytes} bytes, over \
+                 the {max_batch_bytes}-byte batch limit (values far larger than the file's \
+                 sizes suggest, e.g. long dictionary values repeated on every row); use a \
+                 smaller `batchSize`, project fewer columns, or raise `maxBatchBytes`",
+                batch.num_rows()
+            ),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_shrink_to_fit_and_a_row_over_the_limit_is_refused() {
+        assert_eq!(fitted_batch_size(8192, 100, 2 << 20, 0), Ok(8192));
+        assert_eq!(fitted_batch_size(8192, 1000, 2_000_000, 0), Ok(1000));
+        assert_eq!(fitted_batch_size(8192, 0, 10, 0), Ok(8192));
+        assert_eq!(fitted_batch_size(8192, 10, 10, 0), Ok(1));
+        let refused = fitted_batch_size(8192, 11, 10, 3).expect_err("refused");
+        assert_eq!(refused.code(), "TOO_LARGE");
+        assert!(refused.to_string().contains("maxBatchBytes"), "{refused}");
+    }
+
+    #[test]
+    fn open_options_default_when_absent() {
+        let options: OpenOptions = serde_json::from_str("{}").expect("options");
+        assert_eq!(options, OpenOptions::default());
+        let options: OpenOptions =
+            serde_json::from_str(r#"{"maxMetadataBytes": 1024}"#).expect("options");
+        assert_eq!(options.max_metadata_bytes, 1024);
+        assert!(serde_json::from_str::<OpenOptions>(r#"{"maxMetadata": 1}"#).is_err());
+    }
+}
