@@ -5,6 +5,9 @@
 # - the read-task ablations → bench/results/<date>-ablations.json
 # - the predicate / cross-scan cache benchmark → bench/results/<date>-cache.json
 # - the package size (.wasm and JS, raw / gzip / brotli) → bench/results/<date>-size.json
+# - parquet-skim against parquet-wasm, hyparquet and DuckDB-WASM (TPC-H lineitem in three layouts,
+#   which it generates, and the hits table; plus the same queries natively) →
+#   bench/results/<date>-peers.{json,md,svg} (~20-25 min on 2 cores; BENCH_RUNS, see the script)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/build.sh
@@ -16,3 +19,4 @@ fi
 node tests/bench/ablations.mjs
 node tests/bench/cache.mjs
 node tests/bench/size.mjs
+node tests/bench/peers.mjs
