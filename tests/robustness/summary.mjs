@@ -17,7 +17,14 @@ const records = files.flatMap((file) =>
     .readFileSync(path.join(dir, file), 'utf8')
     .split('\n')
     .filter(Boolean)
-    .map((line) => ({ suite: file.replace(/\.jsonl$/, ''), ...JSON.parse(line) })),
+    .map((line) => {
+      const suite = file.replace(/\.jsonl$/, '');
+      try {
+        return { suite, ...JSON.parse(line) };
+      } catch {
+        return { suite, area: 'ledger', case: 'unreadable ledger line', ok: false, detail: line.slice(0, 120) };
+      }
+    }),
 );
 
 const areas = new Map();

@@ -232,15 +232,23 @@ pub fn record_case(
     inputs: u64,
 ) -> bool {
     use std::io::Write;
+    // Tests run on several threads: one lock, and each line in one write, so lines never mix.
+    static LEDGER: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let dir =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/.cache/robustness");
-    let line = serde_json::json!({ "area": area, "case": case, "ok": ok, "detail": detail, "inputs": inputs });
+    let line = format!(
+        "{}\n",
+        serde_json::json!({ "area": area, "case": case, "ok": ok, "detail": detail, "inputs": inputs })
+    );
+    let _guard = LEDGER
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let written = std::fs::create_dir_all(&dir).and_then(|()| {
-        let mut file = std::fs::OpenOptions::new()
+        std::fs::OpenOptions::new()
             .create(true)
             .append(true)
-            .open(dir.join(format!("{suite}.jsonl")))?;
-        writeln!(file, "{line}")
+            .open(dir.join(format!("{suite}.jsonl")))?
+            .write_all(line.as_bytes())
     });
     if let Err(e) = written {
         eprintln!("robustness ledger not written: {e}");
