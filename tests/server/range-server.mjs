@@ -157,6 +157,36 @@ function resolveTarget(rawUrl, mounts) {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * The request log's bookkeeping, shared with virtual-file.mjs: an entry for `req` (with `extra`
+ * fields), pushed to `log` once by `record()` — at the last body byte, or when the connection
+ * closes, marked `aborted` if the client closed it before the response finished.
+ */
+export function trackRequest(req, res, log, started, extra = {}) {
+  const entry = {
+    method: req.method ?? '',
+    path: req.url ?? '',
+    range: req.headers.range ?? null,
+    ...extra,
+    status: 0,
+    bytes: 0,
+    ms: 0,
+  };
+  let logged = false;
+  const record = () => {
+    if (logged) return;
+    logged = true;
+    entry.status = res.statusCode;
+    entry.ms = performance.now() - started;
+    log.push(entry);
+  };
+  res.on('close', () => {
+    if (!logged && !res.writableFinished) entry.aborted = true;
+    record();
+  });
+  return { entry, record };
+}
+
 /** `length` bytes of `file` from `start`. */
 async function readSlice(file, start, length) {
   const handle = await fs.promises.open(file, 'r');
@@ -217,27 +247,9 @@ export async function startRangeServer({ mounts, host = '127.0.0.1', port = 0, l
     const common = modes['no-expose']
       ? Object.fromEntries(Object.entries(COMMON_HEADERS).filter(([name]) => name !== 'Access-Control-Expose-Headers'))
       : COMMON_HEADERS;
-    const entry = {
-      method: req.method ?? '',
-      path: req.url ?? '',
-      range: req.headers.range ?? null,
+    const { entry, record } = trackRequest(req, res, log, started, {
       authorization: req.headers.authorization ?? null,
       ifMatch: req.headers['if-match'] ?? null,
-      status: 0,
-      bytes: 0,
-      ms: 0,
-    };
-    let logged = false;
-    const record = () => {
-      if (logged) return;
-      logged = true;
-      entry.status = res.statusCode;
-      entry.ms = performance.now() - started;
-      log.push(entry);
-    };
-    res.on('close', () => {
-      if (!logged && !res.writableFinished) entry.aborted = true;
-      record();
     });
 
     const reply = (status, extra = {}, body = '') => {

@@ -25,7 +25,7 @@
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
-import { parseRange } from './range-server.mjs';
+import { parseRange, trackRequest } from './range-server.mjs';
 
 /** The manifest format this server understands (crate/datagen/src/big.rs `FORMAT`). */
 export const TEMPLATE_FORMAT = 'parquet-skim big-file template 1';
@@ -141,28 +141,7 @@ export async function startVirtualFileServer({ files, host = '127.0.0.1', port =
 
   async function handle(req, res) {
     const started = performance.now();
-    const entry = {
-      method: req.method ?? '',
-      path: req.url ?? '',
-      range: req.headers.range ?? null,
-      status: 0,
-      bytes: 0,
-      ms: 0,
-      start: null,
-      end: null,
-    };
-    let logged = false;
-    const record = () => {
-      if (logged) return;
-      logged = true;
-      entry.status = res.statusCode;
-      entry.ms = performance.now() - started;
-      log.push(entry);
-    };
-    res.on('close', () => {
-      if (!logged && !res.writableFinished) entry.aborted = true;
-      record();
-    });
+    const { entry, record } = trackRequest(req, res, log, started, { start: null, end: null });
     const reply = (status, headers = {}, body = '') => {
       res.writeHead(status, { ...COMMON_HEADERS, 'Content-Length': String(Buffer.byteLength(body)), ...headers });
       if (req.method !== 'HEAD') entry.bytes = Buffer.byteLength(body);
