@@ -10,6 +10,7 @@
 #   bench/results/<date>-peers.{json,md,svg} (~20-25 min on 2 cores; BENCH_RUNS, see the script)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash crate/patches/parquet/apply.sh  # the workspace builds arrow-rs's parquet from there
 bash .ci/build.sh
 bash .ci/sample-data.sh
 hits=tests/.cache/data/hits-2m.parquet

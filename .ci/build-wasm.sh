@@ -12,6 +12,7 @@
 # larger), and costs 1–5 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash crate/patches/parquet/apply.sh  # the workspace builds arrow-rs's parquet from there
 codecs=${PARQUET_SKIM_CODECS:-all}
 features=()
 if [ "$codecs" != all ]; then

@@ -4,6 +4,7 @@
 # (served by tests/server/virtual-file.mjs), written by crate/datagen into tests/.cache/data/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash crate/patches/parquet/apply.sh  # the workspace builds arrow-rs's parquet from there
 out=tests/.cache/data/lineitem-sf1.parquet
 if [ ! -f "$out" ]; then
   mkdir -p tests/.cache/data

@@ -2,11 +2,15 @@
 # Installs whatever this machine lacks to build and test parquet-skim, and nothing it already has:
 # the wasm32 Rust target, the wasm-bindgen CLI pinned to Cargo.lock, Debian's chromium and clang
 # (zstd's C code is compiled for wasm32 with clang), npm packages (from package-lock.json), and the
-# Python venv with pyarrow used to generate conformance references. Idempotent and quiet when done.
+# Python venv with pyarrow used to generate conformance references, and arrow-rs's parquet crate
+# with parquet-skim's fixes (crate/patches/parquet, before any cargo command: the workspace builds
+# it). Idempotent and quiet when done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 say() { echo "setup: $*"; }
+
+bash crate/patches/parquet/apply.sh
 
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   say "adding the wasm32-unknown-unknown Rust target"

@@ -1,9 +1,10 @@
 /**
  * A worker that traps is replaced, its task retried once, and then the scan fails with a typed
- * error while the pool stays whole. The trap is real: one byte that makes arrow-rs's definition
- * level decoder (`PackedDecoder`) trust a bit-packed run longer than its data, an upstream panic
- * our page checks cannot see (listed by crate/core/tests/mutation_fuzz.rs), which in WebAssembly
- * is `unreachable`.
+ * error while the pool stays whole. No known input panics any more (crate/patches/parquet fixed
+ * the last arrow-rs panics the fuzzers found), so the panic is injected: the page rewrites the
+ * first task's spec on its way to the worker to set `panicForTest`, and the core panics as that
+ * task starts. Everything after that is real: the panic hook, the WebAssembly trap
+ * (`unreachable`), the worker's death, its replacement and the retry.
  */
 import { recordCase } from '../support/robustness.ts';
 import { expect, test } from './fixtures.ts';
@@ -13,33 +14,48 @@ test('a trapping worker is replaced and retried once, then the scan fails with W
     const { skim, describeError } = window.harness;
     const reader = await skim.createReader({ workers: 2 });
     const pool = reader.executor as unknown as { workersStarted: number };
-    const bytes = new Uint8Array(await (await fetch('/data/alltypes_tiny_pages.parquet')).arrayBuffer());
-    for (const [at, value] of [[75282, 43]]) {
-      bytes[at as number] = value as number;
-    }
-    const file = await reader.open(bytes);
+    const file = await reader.open('/data/alltypes_tiny_pages.parquet');
+    const post = Worker.prototype.postMessage;
+    let injected = 0;
+    Worker.prototype.postMessage = function (this: Worker, message: unknown, transfer?: unknown) {
+      const m = message as { kind?: string; spec?: string };
+      if (m?.kind === 'runTask' && typeof m.spec === 'string') {
+        const spec = JSON.parse(m.spec) as { taskIdx: number };
+        if (spec.taskIdx === 0) {
+          injected += 1;
+          const panicForTest = 'injected by worker-crash.spec';
+          message = { ...m, spec: JSON.stringify({ ...spec, panicForTest }) };
+        }
+      }
+      return (post as (this: Worker, m: unknown, t?: unknown) => void).call(this, message, transfer);
+    } as typeof post;
     const startedBefore = pool.workersStarted;
     let error: ReturnType<typeof describeError> | null = null;
     try {
       await file.scan().toTable();
     } catch (e) {
       error = describeError(e);
+    } finally {
+      Worker.prototype.postMessage = post;
     }
     const startedAfter = pool.workersStarted;
     // The pool is whole and the next scan (of an intact file) works.
     const good = await reader.open('/data/alltypes_tiny_pages.parquet');
     const rows = (await good.scan({ columns: ['id'] }).toTable()).numRows;
-    const out = { error, replaced: startedAfter - startedBefore, workers: reader.workerCount, rows };
+    const out = { error, injected, replaced: startedAfter - startedBefore, workers: reader.workerCount, rows };
     reader.dispose();
     return out;
   });
-  console.log(`\ntrapping task: ${result.error?.code}: ${result.error?.message}; workers replaced: ${result.replaced}`);
+  console.log(
+    `\ninjected ${result.injected}; trapping task: ${result.error?.code}: ${result.error?.message}; workers replaced: ${result.replaced}`,
+  );
   recordCase('lifecycle', {
     area: 'lifecycle',
     case: 'a panic traps a worker: replaced, retried once, WORKER_CRASHED with the panic message',
     ok:
       result.error?.code === 'WORKER_CRASHED' &&
       (result.error?.message.includes('panicked at') ?? false) &&
+      result.injected === 2 &&
       result.replaced === 2 &&
       result.workers === 2 &&
       result.rows === 7300,
@@ -48,6 +64,9 @@ test('a trapping worker is replaced and retried once, then the scan fails with W
   expect(result.error).toMatchObject({ name: 'ParquetSkimError', code: 'WORKER_CRASHED', isSkimError: true });
   // The panic hook's message says what broke: where in which crate, and the assertion.
   expect(result.error?.message).toContain('panicked at');
+  expect(result.error?.message).toContain('injected by worker-crash.spec');
+  // The task ran twice (first try and one retry), each time on a new worker.
+  expect(result.injected).toBe(2);
   expect(result.replaced).toBe(2);
   expect(result.workers).toBe(2);
   expect(result.rows).toBe(7300);

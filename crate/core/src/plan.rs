@@ -161,6 +161,12 @@ pub struct TaskSpec {
     /// The scan's id (see [`ScanRequest::scan_id`]).
     #[serde(default)]
     pub scan_id: u64,
+    /// Recovery tests only: the task panics with this message as it starts, which in WebAssembly
+    /// is a real trap of its worker. No known input panics any more (crate/patches/parquet), so
+    /// this is how tests/browser/worker-crash.spec.ts exercises replacing a trapped worker. The
+    /// planner never sets it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub panic_for_test: Option<String>,
 }
 
 /// A half-open byte range `[start, end)`, as it crosses into JS.
@@ -323,6 +329,7 @@ pub fn plan_scan_with_blooms(
         cache_key: None,
         column_cache_bytes: request.column_cache_bytes.unwrap_or(0),
         scan_id: request.scan_id.unwrap_or(0),
+        panic_for_test: None,
     };
     let specs = match &filter {
         None => unfiltered_specs(file, request, &template),

@@ -171,6 +171,9 @@ impl TaskDecoder {
         spec: &TaskSpec,
         cached: Option<CachedColumns>,
     ) -> Result<Self> {
+        if let Some(message) = &spec.panic_for_test {
+            panic!("{message}");
+        }
         // Checks the chunk sizes, and fits the batch size to `maxBatchBytes` for every decoder.
         let spec = &TaskSpec {
             batch_size: task_batch_size(file, spec)?,
