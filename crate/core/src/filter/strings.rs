@@ -5,10 +5,21 @@
 //! token list; the common shapes (`abc%`, `%abc`, `%abc%`, no wildcard) reduce to a prefix,
 //! suffix, substring or equality test, and the general case runs the classic wildcard matcher
 //! with backtracking to the last `%` (linear in practice). `_` matches one UTF-8 character.
+//!
+//! Substring search (`%abc%`, the usual `LIKE` of a filter) runs once over a whole array's value
+//! buffer rather than value by value: `memchr`'s `memmem` finds each occurrence, its offset maps
+//! to a row through the (sorted) value offsets, and the search resumes at the next row once a row
+//! has matched. An occurrence straddling two values is not a match. On the ClickBench-like
+//! `URL LIKE '%google%'` (2M URLs, tests/bench/cache.mjs) a Chromium CPU profile of the two
+//! workers put the match at about 210 ms with the former value-by-value loop and about 105 ms
+//! with this (WebAssembly without SIMD, so `memmem` runs its scalar prefilter).
 
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, BooleanArray};
+use arrow_array::types::ByteArrayType;
+use arrow_array::{Array, BooleanArray, GenericByteArray, OffsetSizeTrait};
+use arrow_buffer::{ArrowNativeType, BooleanBufferBuilder};
 use arrow_schema::{ArrowError, DataType};
+use memchr::memmem::Finder;
 
 use super::bind::StrMatch;
 
@@ -87,14 +98,7 @@ impl Matcher {
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    let Some((&first, rest)) = needle.split_first() else {
-        return true;
-    };
-    let last_start = match haystack.len().checked_sub(needle.len()) {
-        Some(n) => n,
-        None => return false,
-    };
-    (0..=last_start).any(|i| haystack[i] == first && haystack[i + 1..].starts_with(rest))
+    memchr::memmem::find(haystack, needle).is_some()
 }
 
 /// Length of the UTF-8 character starting with `b` (1 for invalid lead bytes).
@@ -146,6 +150,55 @@ fn like(value: &[u8], tokens: &[Token]) -> bool {
         .all(|tok| *tok == Token::Any)
 }
 
+/// Rows of `array` whose value contains `needle`, searching the value buffer in one pass; nulls
+/// stay null.
+fn contains_in_buffer<T: ByteArrayType>(array: &GenericByteArray<T>, needle: &[u8]) -> BooleanArray
+where
+    T::Offset: OffsetSizeTrait,
+{
+    let offsets = array.value_offsets();
+    let rows = array.len();
+    let mut bits = BooleanBufferBuilder::new(rows);
+    bits.append_n(rows, false);
+    let (Some(first), Some(last)) = (offsets.first(), offsets.last()) else {
+        return BooleanArray::new(bits.finish(), array.nulls().cloned());
+    };
+    let (start, end) = (first.as_usize(), last.as_usize());
+    let values = &array.value_data()[start..end];
+    if needle.is_empty() {
+        let mut all = BooleanBufferBuilder::new(rows);
+        all.append_n(rows, true);
+        return BooleanArray::new(all.finish(), array.nulls().cloned());
+    }
+    let finder = Finder::new(needle);
+    // `row`: the first row whose value ends after the search position.
+    let mut row = 0usize;
+    let mut at = 0usize;
+    while let Some(found) = finder.find(&values[at..]) {
+        let hit = start + at + found;
+        while row < rows && offsets[row + 1].as_usize() <= hit {
+            row += 1;
+        }
+        if row == rows {
+            break;
+        }
+        let row_end = offsets[row + 1].as_usize();
+        if hit + needle.len() <= row_end {
+            bits.set_bit(row, true);
+            // The row matched: go on from the next row's start.
+            row += 1;
+            at = row_end - start;
+        } else {
+            // The occurrence straddles two values: search again from the next byte.
+            at += found + 1;
+        }
+        if at >= values.len() {
+            break;
+        }
+    }
+    BooleanArray::new(bits.finish(), array.nulls().cloned())
+}
+
 /// `array` matched against `text` (a `LIKE` pattern for [`StrMatch::Like`]); nulls stay null.
 pub fn string_match(
     array: &dyn Array,
@@ -153,6 +206,17 @@ pub fn string_match(
     text: &str,
 ) -> Result<BooleanArray, ArrowError> {
     let m = Matcher::new(kind, text);
+    if let Matcher::Contains(needle) = &m {
+        match array.data_type() {
+            DataType::Utf8 => return Ok(contains_in_buffer(array.as_string::<i32>(), needle)),
+            DataType::LargeUtf8 => return Ok(contains_in_buffer(array.as_string::<i64>(), needle)),
+            DataType::Binary => return Ok(contains_in_buffer(array.as_binary::<i32>(), needle)),
+            DataType::LargeBinary => {
+                return Ok(contains_in_buffer(array.as_binary::<i64>(), needle))
+            }
+            _ => {}
+        }
+    }
     let test = |v: Option<&[u8]>| v.map(|v| m.matches(v));
     Ok(match array.data_type() {
         DataType::Utf8 => array
@@ -214,6 +278,60 @@ mod tests {
         assert!(!like_str("500", "50\\%"));
         assert!(like_str("abc", "%%"));
         assert!(like_str("ab", "a%b%"));
+    }
+
+    /// The buffer-wide search against a value-by-value one: occurrences straddling values,
+    /// repeated and overlapping occurrences, empty values, nulls, sliced arrays, both offset
+    /// widths and binary.
+    #[test]
+    fn substring_search_over_the_buffer_agrees_with_per_value_search() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for round in 0..300 {
+            let rows = next(40) as usize;
+            let values: Vec<Option<String>> = (0..rows)
+                .map(|_| {
+                    (next(8) != 0).then(|| {
+                        (0..next(9))
+                            .map(|_| ['a', 'b', 'g', 'o'][next(4) as usize])
+                            .collect()
+                    })
+                })
+                .collect();
+            let needle: String = (0..next(4))
+                .map(|_| ['a', 'b', 'g', 'o'][next(4) as usize])
+                .collect();
+            let pattern = format!("%{needle}%");
+            let expected: BooleanArray = values
+                .iter()
+                .map(|v| v.as_deref().map(|v| v.contains(needle.as_str())))
+                .collect();
+            let utf8 = arrow_array::StringArray::from(values.clone());
+            let large = arrow_array::LargeStringArray::from(values.clone());
+            let binary = arrow_array::BinaryArray::from_iter(
+                values.iter().map(|v| v.as_deref().map(str::as_bytes)),
+            );
+            for array in [&utf8 as &dyn Array, &large, &binary] {
+                let got = string_match(array, StrMatch::Like, &pattern).expect("match");
+                assert_eq!(got, expected, "round {round}: {values:?} LIKE {pattern:?}");
+            }
+            // A slice starts at a non-zero value offset.
+            if rows > 2 {
+                let (from, len) = (1, rows - 2);
+                let got = string_match(&utf8.slice(from, len), StrMatch::Contains, &needle)
+                    .expect("match");
+                assert_eq!(
+                    got,
+                    expected.slice(from, len),
+                    "round {round}: slice of {values:?}"
+                );
+            }
+        }
     }
 
     #[test]
