@@ -6,6 +6,7 @@
  * structured-cloneable — so N workers do not fetch and compile a multi-megabyte module N times.
  * Every thread then instantiates it with {@link instantiateWasm}.
  */
+import { ParquetSkimError } from './errors.js';
 import init, * as glue from './wasm/parquet_skim_wasm.js';
 
 /** The bindings of the WebAssembly core. */
@@ -16,9 +17,30 @@ export function defaultWasmUrl(): URL {
   return new URL('./wasm/parquet_skim_wasm_bg.wasm', import.meta.url);
 }
 
+/**
+ * The smallest module using a 128-bit SIMD instruction (a function returning `v128.const 0`). The
+ * core is built with wasm `simd128` (.cargo/config.toml); without it, compiling fails with an
+ * opaque `CompileError`, so this says what is missing instead.
+ */
+const SIMD_PROBE = new Uint8Array([
+  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 22, 1, 20, 0, 253, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+  0, 0, 0, 0, 0, 0, 0, 11,
+]);
+
+/** Throws `UNSUPPORTED` when this engine lacks WebAssembly SIMD. */
+export function checkWasmSimd(): void {
+  if (!WebAssembly.validate(SIMD_PROBE)) {
+    throw new ParquetSkimError(
+      'UNSUPPORTED',
+      'parquet-skim needs WebAssembly SIMD (simd128), which this JavaScript engine lacks; use Chrome or Edge 91+, Firefox 89+, Safari 16.4+ or Node 16.4+',
+    );
+  }
+}
+
 /** Compiles the core from a URL (default: next to this module), or passes a compiled module through. */
 export async function compileWasm(source?: string | URL | WebAssembly.Module): Promise<WebAssembly.Module> {
   if (source instanceof WebAssembly.Module) return source;
+  checkWasmSimd();
   const url = source === undefined ? defaultWasmUrl() : new URL(source, import.meta.url);
   if (url.protocol === 'file:') {
     // Hidden from bundlers: only Node reaches this branch.
