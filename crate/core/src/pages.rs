@@ -34,8 +34,10 @@
 //!
 //! What no header shows: page *contents*. A corrupt run length in the levels, a dictionary key
 //! past the dictionary, a negative delta-encoded length sit inside the (usually compressed) body
-//! and only arrow-rs's decoders read them; see `tests/mutation_fuzz.rs` for the panics of
-//! arrow-rs 60.1 that remain on such input.
+//! and only arrow-rs's decoders read them. arrow-rs 60.1 panicked on some such input; the
+//! workspace builds it with fixes (crate/patches/parquet), and `tests/mutation_fuzz.rs` allows no
+//! panic. The same patch bounds gzip, brotli and LZ4-frame decompression by the declared
+//! uncompressed size this walk checks against `maxPageBytes`.
 
 use std::collections::HashMap;
 

@@ -602,6 +602,32 @@ fn wrong_offsets_and_lengths_are_invalid() {
     );
 }
 
+/// A gzip page whose header understates its decompressed size (8000 bytes, declared 64): gzip,
+/// brotli and LZ4 frames are streams, so the declared size does not bound them; the patched
+/// arrow-rs (crate/patches/parquet) stops one byte past it instead of decompressing to the end.
+#[test]
+fn understated_page_sizes_stop_decompression() {
+    let file = int64_file(1000, Compression::GZIP(Default::default()));
+    let (mut body, metadata) = split_footer(&file);
+    let (start, _) = metadata.row_group(0).column(0).byte_range();
+    let fields = page_fields(&file, start as usize);
+    let declared = zigzag_varint(64);
+    assert_eq!(
+        declared.len(),
+        fields.uncompressed_len,
+        "a varint of the same length"
+    );
+    body[fields.uncompressed_at..fields.uncompressed_at + declared.len()]
+        .copy_from_slice(&declared);
+    let lying = with_footer(body, &metadata);
+    case_checked(
+        "gzip page decompressing past its declared size: stopped there",
+        "INVALID_FILE",
+        || read(&lying),
+        says(&["declared uncompressed size of 64 bytes"]),
+    );
+}
+
 #[test]
 fn bombs_are_refused_with_too_large() {
     // A 100-byte page that declares 2 GiB: arrow-rs would allocate (and zero) 2 GiB before
