@@ -21,6 +21,8 @@ export class TaskHost {
   /** Footers that failed to decode: the error is each of that file's tasks' answer. */
   private readonly failedOpens = new Map<number, unknown>();
   private readonly tasks = new Map<number, Task>();
+  /** Time spent in each running task's calls so far (a two-phase task takes two or more). */
+  private readonly taskMs = new Map<number, number>();
 
   constructor(private readonly wasm: Wasm) {}
 
@@ -82,7 +84,11 @@ export class TaskHost {
       rowsFromCache?: number;
       cache?: string;
     };
-    if (result.needs !== undefined) return { kind: 'needs', taskId, ranges: result.needs };
+    const spent = (this.taskMs.get(taskId) ?? 0) + performance.now() - started;
+    if (result.needs !== undefined) {
+      this.taskMs.set(taskId, spent);
+      return { kind: 'needs', taskId, ranges: result.needs };
+    }
     this.finish(taskId);
     if (result.ipc === undefined) throw new Error('task finished without output');
     return {
@@ -91,7 +97,7 @@ export class TaskHost {
       ipc: result.ipc,
       rows: result.rows ?? 0,
       batches: result.batches ?? 0,
-      decodeMs: performance.now() - started,
+      decodeMs: spent,
       rowsFromCache: result.rowsFromCache ?? 0,
       wasmMemoryBytes: wasmMemoryBytes(),
       ...(result.partials !== undefined ? { partials: result.partials } : {}),
@@ -102,6 +108,7 @@ export class TaskHost {
   private finish(taskId: number): void {
     const task = this.tasks.get(taskId);
     this.tasks.delete(taskId);
+    this.taskMs.delete(taskId);
     try {
       task?.free();
     } catch {
