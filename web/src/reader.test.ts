@@ -293,6 +293,10 @@ describe('reading in Node (inline execution)', () => {
     await expect(small.scan({ columns: ['string_col'] }).toTable()).rejects.toThrow(/maxPageBytes/);
     await expect(reader.open(bytes, { maxMetadataBytes: 100 })).rejects.toMatchObject({ code: 'TOO_LARGE' });
     await expect(reader.open(bytes, { maxBatchBytes: 0 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    // Past what one WebAssembly buffer holds: refused up front, not a trap on memory later.
+    await expect(reader.open(bytes, { maxPageBytes: 2 ** 40 })).rejects.toThrow(/maxPageBytes.*2 GiB/);
+    await expect(reader.open(bytes, { maxBatchBytes: 2 ** 31 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    expect((await reader.open(bytes, { maxPageBytes: 2 ** 31 - 1 })).metadata.numRows).toBe(7300);
     const corrupt = await readFile(path.join(dataDir, 'datapage_v1-corrupt-checksum.parquet'));
     const checked = await reader.open(corrupt);
     await expect(checked.scan().toTable()).rejects.toMatchObject({ code: 'INVALID_FILE' });

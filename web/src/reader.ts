@@ -60,7 +60,10 @@ export interface OpenOptions {
    * `maxMetadataBytes`: footer and page index (default 64 MiB, checked before they are read).
    */
   maxMetadataBytes?: number;
-  /** Largest page, compressed or not, per its header (default 256 MiB); checked before it is decompressed. */
+  /**
+   * Largest page, compressed or not, per its header (default 256 MiB); checked before it is
+   * decompressed. At most 2 GiB − 1, as is `maxBatchBytes`: WebAssembly cannot hold one larger buffer.
+   */
   maxPageBytes?: number;
   /** Largest decompressed column chunk a scan reads (default 1 GiB). */
   maxChunkBytes?: number;
@@ -241,6 +244,9 @@ function fileKeyOf(source: ParquetSource, version: string | undefined, size: num
   return `bytes open#${opening} ${size}`;
 }
 
+/** The largest single allocation in 32-bit WebAssembly (`isize::MAX`). */
+const MAX_WASM_BUFFER_BYTES = 2 ** 31 - 1;
+
 /** The decoding limits of an open, checked; the scan-time ones are added to each scan request. */
 function decodingLimits(options: OpenOptions): Record<string, unknown> {
   const limits: Record<string, unknown> = {};
@@ -248,6 +254,15 @@ function decodingLimits(options: OpenOptions): Record<string, unknown> {
     const value = options[name];
     if (value === undefined) continue;
     if (!Number.isSafeInteger(value) || value < 1) throw invalidArgument(name, 'a whole number of bytes >= 1', value);
+    // One page, or one batch's buffer, must fit a single WebAssembly allocation; past that the
+    // worker would trap on memory instead of refusing the file.
+    if ((name === 'maxPageBytes' || name === 'maxBatchBytes') && value > MAX_WASM_BUFFER_BYTES) {
+      throw invalidArgument(
+        name,
+        `at most ${MAX_WASM_BUFFER_BYTES} bytes (2 GiB − 1, the largest buffer WebAssembly can hold)`,
+        value,
+      );
+    }
     if (name !== 'maxMetadataBytes') limits[name] = value;
   }
   if (options.verifyChecksums !== undefined) {
