@@ -293,10 +293,19 @@ describe('reading in Node (inline execution)', () => {
     await expect(small.scan({ columns: ['string_col'] }).toTable()).rejects.toThrow(/maxPageBytes/);
     await expect(reader.open(bytes, { maxMetadataBytes: 100 })).rejects.toMatchObject({ code: 'TOO_LARGE' });
     await expect(reader.open(bytes, { maxBatchBytes: 0 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
-    // Past what one WebAssembly buffer holds: refused up front, not a trap on memory later.
-    await expect(reader.open(bytes, { maxPageBytes: 2 ** 40 })).rejects.toThrow(/maxPageBytes.*2 GiB/);
-    await expect(reader.open(bytes, { maxBatchBytes: 2 ** 31 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
-    expect((await reader.open(bytes, { maxPageBytes: 2 ** 31 - 1 })).metadata.numRows).toBe(7300);
+    // Past what a worker's WebAssembly memory can decode: refused up front, not a trap later.
+    await expect(reader.open(bytes, { maxPageBytes: 2 ** 40 })).rejects.toThrow(/maxPageBytes.*1 GiB/);
+    await expect(reader.open(bytes, { maxBatchBytes: 2 ** 30 + 1 })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    });
+    expect((await reader.open(bytes, { maxPageBytes: 2 ** 30 })).metadata.numRows).toBe(7300);
+    // At the highest limits allowed, rows of 1 GiB are refused, not decoded until memory runs out.
+    const huge = await reader.open(await readFile(path.join(dataDir, 'large_string_map.brotli.parquet')), {
+      maxPageBytes: 2 ** 30,
+      maxChunkBytes: 2 ** 40,
+      maxBatchBytes: 2 ** 30,
+    });
+    await expect((async () => huge.scan().toTable())()).rejects.toMatchObject({ code: 'TOO_LARGE' });
     const corrupt = await readFile(path.join(dataDir, 'datapage_v1-corrupt-checksum.parquet'));
     const checked = await reader.open(corrupt);
     await expect(checked.scan().toTable()).rejects.toMatchObject({ code: 'INVALID_FILE' });

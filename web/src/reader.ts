@@ -62,7 +62,8 @@ export interface OpenOptions {
   maxMetadataBytes?: number;
   /**
    * Largest page, compressed or not, per its header (default 256 MiB); checked before it is
-   * decompressed. At most 2 GiB − 1, as is `maxBatchBytes`: WebAssembly cannot hold one larger buffer.
+   * decompressed. At most 1 GiB, as is `maxBatchBytes`: decoding one needs about 3 GiB of a
+   * worker's 4 GiB of WebAssembly memory.
    */
   maxPageBytes?: number;
   /** Largest decompressed column chunk a scan reads (default 1 GiB). */
@@ -244,8 +245,13 @@ function fileKeyOf(source: ParquetSource, version: string | undefined, size: num
   return `bytes open#${opening} ${size}`;
 }
 
-/** The largest single allocation in 32-bit WebAssembly (`isize::MAX`). */
-const MAX_WASM_BUFFER_BYTES = 2 ** 31 - 1;
+/**
+ * The most `maxPageBytes` and `maxBatchBytes` may be: a page or batch of 1 GiB already needs
+ * about 3 GiB of a worker's 4 GiB of WebAssembly memory (decompressed page, decoded arrays with
+ * doubling capacity, the IPC copy). `large_string_map` (rows of 1 GiB) with both at 2 GiB − 1
+ * exhausted a worker's memory — a trap after 16 s — instead of being refused with `TOO_LARGE`.
+ */
+const MAX_WASM_BUFFER_BYTES = 2 ** 30;
 
 /** The decoding limits of an open, checked; the scan-time ones are added to each scan request. */
 function decodingLimits(options: OpenOptions): Record<string, unknown> {
@@ -254,12 +260,11 @@ function decodingLimits(options: OpenOptions): Record<string, unknown> {
     const value = options[name];
     if (value === undefined) continue;
     if (!Number.isSafeInteger(value) || value < 1) throw invalidArgument(name, 'a whole number of bytes >= 1', value);
-    // One page, or one batch's buffer, must fit a single WebAssembly allocation; past that the
-    // worker would trap on memory instead of refusing the file.
+    // Past this the worker would trap on memory instead of refusing the file.
     if ((name === 'maxPageBytes' || name === 'maxBatchBytes') && value > MAX_WASM_BUFFER_BYTES) {
       throw invalidArgument(
         name,
-        `at most ${MAX_WASM_BUFFER_BYTES} bytes (2 GiB − 1, the largest buffer WebAssembly can hold)`,
+        `at most ${MAX_WASM_BUFFER_BYTES} bytes (1 GiB: decoding one needs about 3 GiB of a worker's 4 GiB of WebAssembly memory)`,
         value,
       );
     }
