@@ -14,7 +14,10 @@ export type ErrorCode =
   | 'INVALID_FILE'
   /** The file (or the requested columns) is encrypted with Parquet modular encryption. */
   | 'ENCRYPTED_FILE'
-  /** The file is valid but uses a feature this build cannot read (codec, encoding, type). */
+  /**
+   * The file is valid but uses a feature this build cannot read (codec, encoding, type); or,
+   * from `createReader`, the JavaScript engine lacks WebAssembly SIMD.
+   */
   | 'UNSUPPORTED'
   /** A column chunk decompresses past the decoding limit (decompression bomb, or too big for wasm32). */
   | 'TOO_LARGE'
