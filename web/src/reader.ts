@@ -251,7 +251,7 @@ function fileKeyOf(source: ParquetSource, version: string | undefined, size: num
  * doubling capacity, the IPC copy). `large_string_map` (rows of 1 GiB) with both at 2 GiB − 1
  * exhausted a worker's memory — a trap after 16 s — instead of being refused with `TOO_LARGE`.
  */
-const MAX_WASM_BUFFER_BYTES = 2 ** 30;
+const MAX_PAGE_OR_BATCH_BYTES = 2 ** 30;
 
 /** The decoding limits of an open, checked; the scan-time ones are added to each scan request. */
 function decodingLimits(options: OpenOptions): Record<string, unknown> {
@@ -261,10 +261,10 @@ function decodingLimits(options: OpenOptions): Record<string, unknown> {
     if (value === undefined) continue;
     if (!Number.isSafeInteger(value) || value < 1) throw invalidArgument(name, 'a whole number of bytes >= 1', value);
     // Past this the worker would trap on memory instead of refusing the file.
-    if ((name === 'maxPageBytes' || name === 'maxBatchBytes') && value > MAX_WASM_BUFFER_BYTES) {
+    if ((name === 'maxPageBytes' || name === 'maxBatchBytes') && value > MAX_PAGE_OR_BATCH_BYTES) {
       throw invalidArgument(
         name,
-        `at most ${MAX_WASM_BUFFER_BYTES} bytes (1 GiB: decoding one needs about 3 GiB of a worker's 4 GiB of WebAssembly memory)`,
+        `at most ${MAX_PAGE_OR_BATCH_BYTES} bytes (1 GiB: decoding one needs about 3 GiB of a worker's 4 GiB of WebAssembly memory)`,
         value,
       );
     }
