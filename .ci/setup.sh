@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs whatever this machine lacks to build and test parquet-skim, and nothing it already has:
 # the wasm32 Rust target, the wasm-bindgen CLI pinned to Cargo.lock, Debian's chromium and clang
-# (zstd's C code is compiled for wasm32 with clang), npm packages (from package-lock.json), and the
-# Python venv with pyarrow used to generate conformance references, and arrow-rs's parquet crate
+# (zstd's C code is compiled for wasm32 with clang) and nginx-light (one of the servers the tests
+# read through), npm packages (from package-lock.json), and the Python venv with pyarrow (for the
+# conformance references) and moto (an S3 server for the tests), and arrow-rs's parquet crate
 # with parquet-skim's fixes (crate/patches/parquet, before any cargo command: the workspace builds
 # it). Idempotent and quiet when done.
 set -euo pipefail
@@ -27,6 +28,7 @@ fi
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 command -v clang >/dev/null 2>&1 || missing+=(clang)
+[ -x /usr/sbin/nginx ] || missing+=(nginx-light)
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing Debian packages: ${missing[*]}"
   sudo_cmd=""

@@ -80,4 +80,6 @@ export interface RequestLogEntry {
   at: number;
   /** Request start to complete body. */
   ms: number;
+  /** What an answer that brought no bytes meant, e.g. a server that refused the suffix range of the open. */
+  note?: string;
 }

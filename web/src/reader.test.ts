@@ -244,6 +244,26 @@ describe('reading in Node (inline execution)', () => {
     });
   });
 
+  it('says a file: URL cannot be fetched and what to pass instead, without CORS advice', async () => {
+    const error = (await reader.open(`file://${tinyPages}`).catch((e: unknown) => e)) as ParquetSkimError;
+    expect(error.code).toBe('INVALID_ARGUMENT');
+    expect(error.message).toContain('is a file: URL, which cannot be fetched');
+    expect(error.message).toContain('await readFile(path)');
+    expect(error.message).not.toContain('CORS');
+  });
+
+  it('names an HTML page sent where Parquet was expected', async () => {
+    // The range server sends .html as text/html: what a dev server does for a path it lacks.
+    const html = await startRangeServer({ mounts: { '/': path.resolve(here, '../explorer') } });
+    try {
+      const error = (await reader.open(`${html.url}/index.html`).catch((e: unknown) => e)) as ParquetSkimError;
+      expect(error.code).toBe('INVALID_FILE');
+      expect(error.message).toContain('the server sent an HTML page');
+    } finally {
+      await html.close();
+    }
+  });
+
   it('sends configured headers with every request', async () => {
     server.resetLog();
     const file = await reader.open(`${server.url}/data/alltypes_tiny_pages.parquet`, {

@@ -305,11 +305,21 @@ function requestPolicy(url: string, options: OpenOptions): string {
 
 function resolveUrl(source: string | URL): string {
   const base = (globalThis as { location?: { href: string } }).location?.href;
+  let url: URL;
   try {
-    return new URL(source, base).href;
+    url = new URL(source, base);
   } catch {
     throw invalidArgument('source', 'an absolute URL (or one relative to the page)', source);
   }
+  if (url.protocol === 'file:') {
+    // fetch() cannot read file: URLs (Node: "not implemented"; browsers: blocked), and this is
+    // not a network or CORS problem.
+    throw new ParquetSkimError(
+      'INVALID_ARGUMENT',
+      `invalid option 'source': ${url.href} is a file: URL, which cannot be fetched; in Node pass the file's bytes (await readFile(path)), in a browser a File from an <input> or a drop, or serve the file over HTTP`,
+    );
+  }
+  return url.href;
 }
 
 /** Creates a reader. Browsers get a worker pool; Node decodes inline. */

@@ -51,7 +51,13 @@ pub enum SkimError {
         status: u16,
         range: String,
         attempts: u32,
+        /// What the reader had already tried, when this request was its way around it (e.g. a
+        /// server that refused the suffix range of the open).
+        note: Option<String>,
     },
+    /// The server sent an HTML page where the file's bytes were expected: a wrong URL, most
+    /// often, that a dev server answered with its `index.html`. Code `INVALID_FILE`.
+    HtmlPage { url: String, status: u16 },
     /// No complete answer within the request timeout, `attempts` times in a row.
     Timeout { url: String, ms: u64, attempts: u32 },
     /// The server applied a `Content-Encoding` (gzip, …) to a range, so the bytes received are
@@ -82,6 +88,7 @@ impl SkimError {
             Self::TypeMismatch { .. } => "TYPE_MISMATCH",
             Self::InvalidArgument { .. } => "INVALID_ARGUMENT",
             Self::HttpStatus { .. } => "HTTP_STATUS",
+            Self::HtmlPage { .. } => "INVALID_FILE",
             Self::Timeout { .. } => "TIMEOUT",
             Self::ContentEncoding { .. } => "CONTENT_ENCODING",
             Self::RangeNotSupported { .. } => "RANGE_NOT_SUPPORTED",
@@ -231,7 +238,11 @@ impl fmt::Display for SkimError {
                 status,
                 range,
                 attempts,
+                note,
             } => {
+                if let Some(note) = note {
+                    write!(f, "{note}; then ")?;
+                }
                 write!(
                     f,
                     "expected 206 Partial Content for {range} of {url}, but the server answered \
@@ -243,6 +254,9 @@ impl fmt::Display for SkimError {
                 let hint = match status {
                     401 | 403 => "check the credentials (headers, credentials mode) and the URL",
                     404 | 410 => "check the URL: the file is not there",
+                    416 if range == "bytes=0-3" => {
+                        "the file is empty, or the server refuses range requests"
+                    }
                     416 => "the file is shorter than expected: it may have been replaced",
                     429 | 502 | 503 | 504 => {
                         "the server is unavailable; try later, or raise `retries`"
@@ -251,6 +265,12 @@ impl fmt::Display for SkimError {
                 };
                 write!(f, "; {hint}")
             }
+            Self::HtmlPage { url, status } => write!(
+                f,
+                "expected a Parquet file at {url}, but the server sent an HTML page ({status}, \
+                 Content-Type: text/html): is the URL right? Dev servers (Vite, webpack) answer \
+                 a path that does not exist with their index.html"
+            ),
             Self::Timeout { url, ms, attempts } => write!(
                 f,
                 "expected an answer from {url} within {ms} ms, but none came complete \

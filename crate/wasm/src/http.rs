@@ -5,11 +5,19 @@
 //! a suffix range (`bytes=-n`) is not CORS-safelisted and costs a preflight, so it is used only
 //! for the very first read of a file whose size nobody told us.
 //!
-//! Servers lie in practice (dev servers answer `bytes=-8` with `bytes 0-8/…`, proxies drop
-//! `Range`), so every `206` is validated: `Content-Range` must be present and cover exactly the
-//! asked bytes, and the body must have that length. A `200` (Range ignored) is accepted only when
-//! the caller allows the whole body (a file smaller than the open's tail read); otherwise the
-//! download is aborted at once and the error says so.
+//! Servers lie in practice (proxies drop `Range`), so every `206` is validated: `Content-Range`
+//! must be present and cover exactly the asked bytes, and the body must have that length. A `200`
+//! (Range ignored) is accepted only when the caller allows the whole body (a file smaller than the
+//! open's tail read); otherwise the download is aborted at once and the error says so.
+//!
+//! The suffix form is the one servers most often get wrong: Vite's dev and preview servers answer
+//! `bytes=-n` with `bytes 0-n/size` (a prefix), http-server with `416`, Azure Blob Storage (and
+//! Azurite) with `500`. Such answers come back as [`FetchError::SuffixNotSupported`], with the
+//! size when the server named it, and the body unread: the caller (the source's open) learns the
+//! size and reads the tail with an explicit range instead.
+//!
+//! A `text/html` answer is never a Parquet file's bytes: it is a page, usually a dev server's
+//! `index.html` served for a path that does not exist, and the error says so.
 //!
 //! Servers also fail: connections drop, bodies stop mid-stream, a load balancer answers 503, a
 //! server stalls. Range reads are idempotent, so each is retried ([`HttpOptions::retries`]) with
@@ -133,7 +141,46 @@ enum Failure {
         wait_ms: Option<f64>,
     },
     Final(SkimError),
+    /// A suffix request the server did not answer as one (see [`FetchError::SuffixNotSupported`]).
+    Suffix {
+        status: u16,
+        how: String,
+        file_len: Option<u64>,
+    },
 }
+
+/// Why [`fetch_range`] returned no bytes.
+#[derive(Debug)]
+pub enum FetchError {
+    /// A failure to report as it is.
+    Failed(SkimError),
+    /// The server did not answer a suffix request (`bytes=-n`) as one: it sent another span
+    /// (`how` says which) or refused the form (`416`, `400`, `500`, `501`). `file_len` is the
+    /// file's size when the answer named it (`Content-Range: bytes 0-n/size`, or `bytes */size`).
+    /// Nothing of the body was read.
+    SuffixNotSupported {
+        status: u16,
+        how: String,
+        file_len: Option<u64>,
+    },
+}
+
+impl FetchError {
+    /// The error to report when the caller does not recover.
+    pub fn into_skim(self, url: &str) -> SkimError {
+        match self {
+            Self::Failed(error) => error,
+            Self::SuffixNotSupported { how, .. } => SkimError::BadContentRange {
+                url: url.to_owned(),
+                detail: format!("the server does not support suffix ranges: it {how}"),
+            },
+        }
+    }
+}
+
+/// Statuses with which servers refuse the suffix form itself (http-server: 416, Azurite: 500),
+/// as opposed to the file (401, 403, 404, 410) or a passing failure (429, 502, 503, 504).
+const SUFFIX_REFUSALS: [u16; 5] = [400, 405, 416, 500, 501];
 
 /// Requests `spec` of `url`, retrying transient failures with exponential backoff (range reads
 /// are idempotent). A `200` with a whole body of at most `full_body_limit` bytes is accepted as
@@ -147,7 +194,7 @@ pub async fn fetch_range(
     full_body_limit: u64,
     signal: Option<&AbortSignal>,
     pinned: Option<&str>,
-) -> Result<RangeResponse, SkimError> {
+) -> Result<RangeResponse, FetchError> {
     let mut attempt: u32 = 1;
     loop {
         let failure = match fetch_once(url, spec, options, full_body_limit, signal, pinned).await {
@@ -155,11 +202,22 @@ pub async fn fetch_range(
             Err(failure) => failure,
         };
         let (error, wait_ms) = match failure {
-            Failure::Final(error) => return Err(error),
+            Failure::Final(error) => return Err(FetchError::Failed(error)),
+            Failure::Suffix {
+                status,
+                how,
+                file_len,
+            } => {
+                return Err(FetchError::SuffixNotSupported {
+                    status,
+                    how,
+                    file_len,
+                })
+            }
             Failure::Transient { error, wait_ms } => (error, wait_ms),
         };
         if attempt > options.retries || signal.is_some_and(AbortSignal::aborted) {
-            return Err(with_attempts(error, attempt));
+            return Err(FetchError::Failed(with_attempts(error, attempt)));
         }
         let backoff = options.retry_delay_ms
             * 2f64.powi(attempt.saturating_sub(1).min(16) as i32)
@@ -170,7 +228,7 @@ pub async fn fetch_range(
         )
         .await;
         if signal.is_some_and(AbortSignal::aborted) {
-            return Err(with_attempts(error, attempt));
+            return Err(FetchError::Failed(with_attempts(error, attempt)));
         }
         attempt += 1;
     }
@@ -180,12 +238,17 @@ pub async fn fetch_range(
 fn with_attempts(error: SkimError, attempts: u32) -> SkimError {
     match error {
         SkimError::HttpStatus {
-            url, status, range, ..
+            url,
+            status,
+            range,
+            note,
+            ..
         } => SkimError::HttpStatus {
             url,
             status,
             range,
             attempts,
+            note,
         },
         SkimError::Timeout { url, ms, .. } => SkimError::Timeout { url, ms, attempts },
         SkimError::Network { url, detail } if attempts > 1 => SkimError::Network {
@@ -218,13 +281,13 @@ async fn fetch_once(
     signal: Option<&AbortSignal>,
     pinned: Option<&str>,
 ) -> Result<RangeResponse, Failure> {
-    let range_header = spec.header();
-    let controller = AbortController::new().map_err(|e| {
+    let network = |e: JsValue| {
         Failure::Final(SkimError::Network {
             url: url.to_owned(),
             detail: describe(&e),
         })
-    })?;
+    };
+    let controller = AbortController::new().map_err(network)?;
     let timeout =
         (options.timeout_ms > 0).then(|| AbortSignal::timeout_with_u32(options.timeout_ms));
     let signals: Array = [Some(controller.signal()), signal.cloned(), timeout.clone()]
@@ -232,163 +295,264 @@ async fn fetch_once(
         .flatten()
         .collect();
     let request_signal = AbortSignal::any(&signals);
-    // A failure to get an answer or its body: a timeout when the timer fired, else the network.
-    let transient = |detail: String| Failure::Transient {
-        error: if timeout.as_ref().is_some_and(AbortSignal::aborted) {
-            SkimError::Timeout {
-                url: url.to_owned(),
-                ms: u64::from(options.timeout_ms),
-                attempts: 1,
-            }
-        } else {
-            SkimError::Network {
-                url: url.to_owned(),
-                detail,
-            }
-        },
-        wait_ms: None,
+    let exchange = Exchange {
+        url,
+        spec,
+        range_header: spec.header(),
+        options,
+        timeout,
     };
-    let request = build_request(url, &range_header, options, &request_signal, pinned)
-        .map_err(Failure::Final)?;
+    let request = build_request(
+        url,
+        &exchange.range_header,
+        options,
+        &request_signal,
+        pinned,
+    )
+    .map_err(Failure::Final)?;
     let response: Response = JsFuture::from(global_fetch(&request))
         .await
-        .map_err(|e| transient(describe(&e)))?
+        .map_err(|e| exchange.transient(describe(&e)))?
         .dyn_into()
         .map_err(|_| {
             Failure::Final(SkimError::internal(
                 "fetch resolved to something other than a Response",
             ))
         })?;
-    let status = response.status();
-    let headers = response.headers();
-    let header = |name: &str| headers.get(name).ok().flatten();
-    let version = header("etag").or_else(|| header("last-modified"));
-    // Visible same-origin, or cross-origin when the server exposes it.
-    let encoding = header("content-encoding")
-        .map(|e| e.trim().to_ascii_lowercase())
-        .filter(|e| !e.is_empty() && e != "identity");
-    match status {
-        206 => {
-            let content_range = header("content-range").ok_or_else(|| {
-                Failure::Final(SkimError::BadContentRange {
-                    url: url.to_owned(),
-                    detail: "the 206 response has no readable Content-Range header; the server \
-                         must send it and, cross-origin, list it in \
-                         Access-Control-Expose-Headers (Access-Control-Expose-Headers: \
-                         Content-Range, Content-Length, ETag)"
-                        .into(),
-                })
-            })?;
-            let (start, end, file_len) = parse_content_range(&content_range)
-                .and_then(|parsed| check_covers(spec, parsed))
-                .map_err(|detail| {
-                    Failure::Final(SkimError::BadContentRange {
-                        url: url.to_owned(),
-                        detail: format!(
-                            "asked {range_header}, got Content-Range '{content_range}': {detail}"
-                        ),
-                    })
-                })?;
-            let data = match read_body(&response).await {
-                Ok(data) => data,
-                Err(detail) => {
-                    return Err(match &encoding {
-                        Some(encoding) => Failure::Final(SkimError::ContentEncoding {
-                            url: url.to_owned(),
-                            detail: format!(
-                                "the range came with Content-Encoding: {encoding} and its body \
-                                 could not be read ({detail})"
-                            ),
-                        }),
-                        None => transient(format!(
-                            "reading the body: {detail} (a connection cut mid-body, or a \
-                             Content-Encoding the browser could not decode)"
-                        )),
-                    })
-                }
-            };
-            if data.length() as u64 != end - start {
-                return Err(Failure::Final(SkimError::ContentEncoding {
-                    url: url.to_owned(),
-                    detail: format!(
-                        "{content_range} promised {} bytes and the body has {}{}",
-                        end - start,
-                        data.length(),
-                        match &encoding {
-                            Some(e) => format!(" after the browser undid Content-Encoding: {e}"),
-                            None => " (a Content-Encoding such as gzip, or a proxy rewriting \
-                                     the body)"
-                                .to_owned(),
-                        }
+    let answer = Answer::of(&response);
+    let result = match answer.status {
+        206 | 200 if answer.is_html() => Err(Failure::Final(SkimError::HtmlPage {
+            url: url.to_owned(),
+            status: answer.status,
+        })),
+        206 => exchange.partial(&response, answer).await,
+        200 => exchange.whole(&response, answer, full_body_limit).await,
+        status => Err(exchange.refusal(&answer, status, pinned)),
+    };
+    if result.is_err() {
+        // Whatever is left of the body is not wanted.
+        controller.abort();
+    }
+    result
+}
+
+/// The headers of an answer that matter here.
+struct Answer {
+    status: u16,
+    content_range: Option<String>,
+    content_length: Option<u64>,
+    content_type: Option<String>,
+    retry_after: Option<String>,
+    /// `ETag`, else `Last-Modified`.
+    version: Option<String>,
+    /// A `Content-Encoding` other than identity (visible same-origin, or when exposed).
+    encoding: Option<String>,
+}
+
+impl Answer {
+    fn of(response: &Response) -> Self {
+        let headers = response.headers();
+        let header = |name: &str| headers.get(name).ok().flatten();
+        Self {
+            status: response.status(),
+            content_range: header("content-range"),
+            content_length: header("content-length").and_then(|v| v.trim().parse().ok()),
+            content_type: header("content-type"),
+            retry_after: header("retry-after"),
+            version: header("etag").or_else(|| header("last-modified")),
+            encoding: header("content-encoding")
+                .map(|e| e.trim().to_ascii_lowercase())
+                .filter(|e| !e.is_empty() && e != "identity"),
+        }
+    }
+
+    fn is_html(&self) -> bool {
+        self.content_type.as_deref().is_some_and(|t| {
+            let t = t.trim().to_ascii_lowercase();
+            t.starts_with("text/html") || t.starts_with("application/xhtml")
+        })
+    }
+}
+
+/// One request and what it asked for.
+struct Exchange<'a> {
+    url: &'a str,
+    spec: &'a RangeSpec,
+    range_header: String,
+    options: &'a HttpOptions,
+    timeout: Option<AbortSignal>,
+}
+
+impl Exchange<'_> {
+    /// A failure to get an answer or its body: a timeout when the timer fired, else the network.
+    fn transient(&self, detail: String) -> Failure {
+        let error = if self.timeout.as_ref().is_some_and(AbortSignal::aborted) {
+            SkimError::Timeout {
+                url: self.url.to_owned(),
+                ms: u64::from(self.options.timeout_ms),
+                attempts: 1,
+            }
+        } else {
+            SkimError::Network {
+                url: self.url.to_owned(),
+                detail,
+            }
+        };
+        Failure::Transient {
+            error,
+            wait_ms: None,
+        }
+    }
+
+    fn bad_content_range(&self, detail: String) -> Failure {
+        Failure::Final(SkimError::BadContentRange {
+            url: self.url.to_owned(),
+            detail,
+        })
+    }
+
+    /// A `206`: the span must be exactly the one asked, and the body that long.
+    async fn partial(&self, response: &Response, answer: Answer) -> Result<RangeResponse, Failure> {
+        let Some(content_range) = answer.content_range.as_deref() else {
+            return Err(self.bad_content_range(
+                "the 206 response has no readable Content-Range header; the server must send it \
+                 and, cross-origin, list it in Access-Control-Expose-Headers \
+                 (Access-Control-Expose-Headers: Content-Range, Content-Length, ETag)"
+                    .into(),
+            ));
+        };
+        let checked =
+            parse_content_range(content_range).and_then(|parsed| check_covers(self.spec, parsed));
+        let (start, end, file_len) = match checked {
+            Ok(span) => span,
+            Err(_) if matches!(self.spec, RangeSpec::Suffix(_)) => {
+                // Vite reads `bytes=-n` as `bytes=0-n`: the size it names is still the file's.
+                return Err(Failure::Suffix {
+                    status: 206,
+                    how: format!(
+                        "answered {} with 206 and Content-Range '{content_range}', not the last \
+                         bytes of the file",
+                        self.range_header
                     ),
-                }));
+                    file_len: content_range_size(content_range),
+                });
             }
-            Ok(RangeResponse {
-                status,
-                start,
-                data,
-                file_len,
-                version,
-            })
-        }
-        200 => {
-            let length = header("content-length").and_then(|v| v.trim().parse::<u64>().ok());
-            // With a Content-Encoding, Content-Length counts encoded bytes: no basis to accept.
-            match length {
-                Some(len) if len <= full_body_limit && encoding.is_none() => {
-                    let data = read_body(&response)
-                        .await
-                        .map_err(|detail| transient(format!("reading the body: {detail}")))?;
-                    let file_len = data.length() as u64;
-                    Ok(RangeResponse {
-                        status,
-                        start: 0,
-                        data,
-                        file_len,
-                        version,
-                    })
-                }
-                _ => {
-                    controller.abort();
-                    Err(Failure::Final(SkimError::RangeNotSupported {
-                        url: url.to_owned(),
-                        detail: format!(
-                            "it answered {range_header} with 200 and the whole body ({}), more \
-                             than the {full_body_limit} bytes allowed for a whole-file download \
-                             (`maxFullBodyBytes`); the download was aborted",
-                            length.map_or("of unknown size".to_owned(), |l| format!("{l} bytes"))
-                        ),
-                    }))
-                }
+            Err(detail) => {
+                return Err(self.bad_content_range(format!(
+                    "asked {}, got Content-Range '{content_range}': {detail}",
+                    self.range_header
+                )))
             }
+        };
+        let data = read_body(response)
+            .await
+            .map_err(|detail| match &answer.encoding {
+                Some(encoding) => Failure::Final(SkimError::ContentEncoding {
+                    url: self.url.to_owned(),
+                    detail: format!(
+                    "the range came with Content-Encoding: {encoding} and its body could not be \
+                     read ({detail})"
+                ),
+                }),
+                None => self.transient(format!(
+                    "reading the body: {detail} (a connection cut mid-body, or a Content-Encoding \
+                 the browser could not decode)"
+                )),
+            })?;
+        if data.length() as u64 != end - start {
+            return Err(Failure::Final(SkimError::ContentEncoding {
+                url: self.url.to_owned(),
+                detail: format!(
+                    "{content_range} promised {} bytes and the body has {}{}",
+                    end - start,
+                    data.length(),
+                    match &answer.encoding {
+                        Some(e) => format!(" after the browser undid Content-Encoding: {e}"),
+                        None => " (a Content-Encoding such as gzip, or a proxy rewriting the body)"
+                            .to_owned(),
+                    }
+                ),
+            }));
         }
-        412 => {
-            controller.abort();
-            Err(Failure::Final(SkimError::FileChanged {
-                url: url.to_owned(),
+        Ok(RangeResponse {
+            status: 206,
+            start,
+            data,
+            file_len,
+            version: answer.version,
+        })
+    }
+
+    /// A `200` (Range ignored): the whole file, accepted up to `limit` bytes.
+    async fn whole(
+        &self,
+        response: &Response,
+        answer: Answer,
+        limit: u64,
+    ) -> Result<RangeResponse, Failure> {
+        // With a Content-Encoding, Content-Length counts encoded bytes: no basis to accept.
+        match answer.content_length {
+            Some(len) if len <= limit && answer.encoding.is_none() => {
+                let data = read_body(response)
+                    .await
+                    .map_err(|detail| self.transient(format!("reading the body: {detail}")))?;
+                Ok(RangeResponse {
+                    status: 200,
+                    start: 0,
+                    file_len: data.length() as u64,
+                    data,
+                    version: answer.version,
+                })
+            }
+            length => Err(Failure::Final(SkimError::RangeNotSupported {
+                url: self.url.to_owned(),
+                detail: format!(
+                    "it answered {} with 200 and the whole body ({}), more than the {limit} bytes \
+                     allowed for a whole-file download (`maxFullBodyBytes`); the download was \
+                     aborted",
+                    self.range_header,
+                    length.map_or("of unknown size".to_owned(), |l| format!("{l} bytes"))
+                ),
+            })),
+        }
+    }
+
+    /// Any other status.
+    fn refusal(&self, answer: &Answer, status: u16, pinned: Option<&str>) -> Failure {
+        if status == 412 {
+            return Failure::Final(SkimError::FileChanged {
+                url: self.url.to_owned(),
                 detail: format!(
                     "the server refused the precondition on version {}: it now serves another \
                      version",
                     pinned.unwrap_or("?")
                 ),
-            }))
+            });
         }
-        _ => {
-            controller.abort();
-            let error = SkimError::HttpStatus {
-                url: url.to_owned(),
+        if matches!(self.spec, RangeSpec::Suffix(_)) && SUFFIX_REFUSALS.contains(&status) {
+            return Failure::Suffix {
                 status,
-                range: range_header,
-                attempts: 1,
+                how: format!("answered {} with {status}", self.range_header),
+                // A 416 may name the size: `Content-Range: bytes */size`.
+                file_len: answer.content_range.as_deref().and_then(content_range_size),
             };
-            if matches!(status, 429 | 502 | 503 | 504) {
-                let wait_ms = header("retry-after")
-                    .and_then(|v| v.trim().parse::<f64>().ok())
-                    .map(|seconds| seconds * 1000.0);
-                Err(Failure::Transient { error, wait_ms })
-            } else {
-                Err(Failure::Final(error))
-            }
+        }
+        let error = SkimError::HttpStatus {
+            url: self.url.to_owned(),
+            status,
+            range: self.range_header.clone(),
+            attempts: 1,
+            note: None,
+        };
+        if matches!(status, 429 | 502 | 503 | 504) {
+            let wait_ms = answer
+                .retry_after
+                .as_deref()
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .map(|seconds| seconds * 1000.0);
+            Failure::Transient { error, wait_ms }
+        } else {
+            Failure::Final(error)
         }
     }
 }
@@ -488,6 +652,12 @@ pub fn parse_content_range(value: &str) -> Result<(u64, u64, u64), String> {
         ));
     }
     Ok((first, last + 1, total))
+}
+
+/// The size a `Content-Range` names (`bytes a-b/size` or `bytes */size`), whatever its span.
+pub fn content_range_size(value: &str) -> Option<u64> {
+    let (_, size) = value.trim().rsplit_once('/')?;
+    size.trim().parse().ok()
 }
 
 /// Checks that the received span is exactly what `spec` asked for, given the file size.

@@ -12,6 +12,7 @@
 //! between two reads fails with `FILE_CHANGED` instead of mixing two versions.
 
 use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
 use std::ops::Range;
 
 use js_sys::{Date, Uint8Array};
@@ -21,7 +22,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortSignal, Blob};
 
-use crate::http::{fetch_range, HttpOptions, RangeSpec};
+use crate::http::{fetch_range, FetchError, HttpOptions, RangeResponse, RangeSpec};
 use crate::js_error::describe;
 
 /// One read, as the request log records it.
@@ -40,6 +41,24 @@ pub struct LogEntry {
     pub at: f64,
     /// Wall time from request to complete body, in milliseconds.
     pub ms: f64,
+    /// What an answer that brought no bytes meant (a refused suffix range).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl LogEntry {
+    fn new(range: Range<u64>, header: Option<String>, status: Option<u16>, started: f64) -> Self {
+        Self {
+            start: range.start,
+            end: range.end,
+            range: header,
+            status,
+            bytes: range.end - range.start,
+            at: started,
+            ms: Date::now() - started,
+            note: None,
+        }
+    }
 }
 
 enum Kind {
@@ -56,6 +75,8 @@ pub struct Source {
     log: RefCell<Vec<LogEntry>>,
     /// The bytes of the tail read and where they start.
     tail: RefCell<Option<(u64, Uint8Array)>>,
+    /// How the server got the open's suffix range wrong, if it did.
+    suffix_refused: RefCell<Option<String>>,
 }
 
 impl Source {
@@ -84,6 +105,7 @@ impl Source {
             version: RefCell::new(None),
             log: RefCell::new(Vec::new()),
             tail: RefCell::new(None),
+            suffix_refused: RefCell::new(None),
         }
     }
 
@@ -104,34 +126,155 @@ impl Source {
 
     /// Reads the last `n` bytes (all of a smaller file) and learns the file's size.
     /// Returns where the bytes start.
+    ///
+    /// A URL of unknown size is read with one suffix request (`bytes=-n`). A server that gets the
+    /// suffix form wrong (see [`crate::http`]) costs the size (named in its answer, or learned
+    /// with `bytes=0-3`) and then an explicit range; its origin is remembered, so later opens
+    /// there start with `bytes=0-3`.
     pub async fn read_tail(&self, n: u64) -> Result<(u64, Uint8Array), SkimError> {
-        if let Some(len) = self.file_len.get() {
-            let start = len.saturating_sub(n);
-            let data = self.read(start..len, None).await?;
-            *self.tail.borrow_mut() = Some((start, data.clone()));
-            return Ok((start, data));
+        if self.file_len.get().is_none() {
+            if let Some(whole) = self.learn_size(n).await? {
+                *self.tail.borrow_mut() = Some((0, whole.clone()));
+                self.refuse_html(&whole)?;
+                return Ok((0, whole));
+            }
         }
+        let len = self
+            .file_len
+            .get()
+            .ok_or_else(|| SkimError::internal("file size unknown after the size probe"))?;
+        let start = len.saturating_sub(n);
+        let data = match self.cached_in_tail(&(start..len)) {
+            Some(tail) => tail,
+            None => self
+                .read(start..len, None)
+                .await
+                .map_err(|e| self.after_suffix(e))?,
+        };
+        *self.tail.borrow_mut() = Some((start, data.clone()));
+        self.refuse_html(&data)?;
+        Ok((start, data))
+    }
+
+    /// An HTML page where a file's tail was expected (a server that sent it without saying
+    /// `text/html`) is named as one, rather than left to fail as a corrupt footer.
+    fn refuse_html(&self, tail: &Uint8Array) -> Result<(), SkimError> {
+        let Kind::Http { url, .. } = &self.kind else {
+            return Ok(());
+        };
+        let len = tail.length();
+        let magic = tail.slice(len.saturating_sub(4), len).to_vec();
+        if magic == b"PAR1" || magic == b"PARE" || !looks_like_html(&tail.slice(0, 1024).to_vec()) {
+            return Ok(());
+        }
+        let status = self
+            .log
+            .borrow()
+            .last()
+            .and_then(|e| e.status)
+            .unwrap_or(200);
+        Err(SkimError::HtmlPage {
+            url: url.clone(),
+            status,
+        })
+    }
+
+    /// Learns the size of a URL's file, reading its last `n` bytes on the way when the server
+    /// supports the suffix form (they are kept as the tail). Returns the whole file instead when
+    /// the server ignored `Range` and sent all of it (within `maxFullBodyBytes`).
+    async fn learn_size(&self, n: u64) -> Result<Option<Uint8Array>, SkimError> {
         let Kind::Http { url, options } = &self.kind else {
             return Err(SkimError::internal(
                 "only HTTP sources have an unknown size",
             ));
         };
-        let spec = RangeSpec::Suffix(n);
-        let started = Date::now();
         // A server that ignores Range answers with the whole file: take it when it is small.
         let whole_file_limit = n.max(options.full_body_bytes);
-        let response = fetch_range(url, &spec, options, whole_file_limit, None, None).await?;
+        let origin = origin_of(url);
+        if !suffix_broken_at(&origin) {
+            let spec = RangeSpec::Suffix(n);
+            let started = Date::now();
+            match fetch_range(url, &spec, options, whole_file_limit, None, None).await {
+                Ok(response) => {
+                    self.accept_first(url, &response, spec.header(), started)?;
+                    let whole = response.status == 200;
+                    *self.tail.borrow_mut() = Some((response.start, response.data.clone()));
+                    return Ok(whole.then_some(response.data));
+                }
+                Err(FetchError::SuffixNotSupported {
+                    status,
+                    how,
+                    file_len,
+                }) => {
+                    let note = format!("the server does not support suffix ranges (it {how})");
+                    self.log.borrow_mut().push(LogEntry {
+                        note: Some(note.clone()),
+                        ..LogEntry::new(0..0, Some(spec.header()), Some(status), started)
+                    });
+                    *self.suffix_refused.borrow_mut() = Some(note);
+                    SUFFIX_BROKEN.with_borrow_mut(|origins| origins.insert(origin));
+                    if let Some(len) = file_len {
+                        self.file_len.set(Some(len));
+                        return Ok(None);
+                    }
+                }
+                Err(other) => return Err(other.into_skim(url)),
+            }
+        }
+        // The size from `Content-Range: bytes 0-3/size`: a CORS-safelisted range, so no
+        // preflight. Not `bytes=0-0`: Vite reads an end of 0 as "to the end of the file".
+        let spec = RangeSpec::Bounded(0..4);
+        let started = Date::now();
+        let response = fetch_range(url, &spec, options, whole_file_limit, None, None)
+            .await
+            .map_err(|e| self.after_suffix(e.into_skim(url)))?;
+        self.accept_first(url, &response, spec.header(), started)?;
+        Ok((response.status == 200).then_some(response.data))
+    }
+
+    /// An HTTP status met on the way around a refused suffix range says so.
+    fn after_suffix(&self, error: SkimError) -> SkimError {
+        let Some(refused) = self.suffix_refused.borrow().clone() else {
+            return error;
+        };
+        match error {
+            SkimError::HttpStatus {
+                url,
+                status,
+                range,
+                attempts,
+                ..
+            } => SkimError::HttpStatus {
+                note: Some(format!(
+                    "{refused}, so the reader read the file's size and tail with explicit ranges"
+                )),
+                url,
+                status,
+                range,
+                attempts,
+            },
+            other => other,
+        }
+    }
+
+    /// Takes the size and version of a file's first answer, and logs it.
+    fn accept_first(
+        &self,
+        url: &str,
+        response: &RangeResponse,
+        header: String,
+        started: f64,
+    ) -> Result<(), SkimError> {
         self.file_len.set(Some(response.file_len));
-        self.check_version(url, response.version)?;
+        self.check_version(url, response.version.clone())?;
         let end = response.start + u64::from(response.data.length());
         self.record(
             response.start..end,
-            Some(spec.header()),
+            Some(header),
             Some(response.status),
             started,
         );
-        *self.tail.borrow_mut() = Some((response.start, response.data.clone()));
-        Ok((response.start, response.data))
+        Ok(())
     }
 
     /// Reads bytes `range`. Aborting `signal` aborts an HTTP request in flight.
@@ -160,8 +303,9 @@ impl Source {
             Kind::Http { url, options } => {
                 let spec = RangeSpec::Bounded(range.clone());
                 let pinned = self.version();
-                let response =
-                    fetch_range(url, &spec, options, 0, signal, pinned.as_deref()).await?;
+                let response = fetch_range(url, &spec, options, 0, signal, pinned.as_deref())
+                    .await
+                    .map_err(|e| e.into_skim(url))?;
                 if len.is_some_and(|len| len != response.file_len) {
                     return Err(SkimError::FileChanged {
                         url: url.clone(),
@@ -227,16 +371,52 @@ impl Source {
     }
 
     fn record(&self, range: Range<u64>, header: Option<String>, status: Option<u16>, started: f64) {
-        self.log.borrow_mut().push(LogEntry {
-            start: range.start,
-            end: range.end,
-            range: header,
-            status,
-            bytes: range.end - range.start,
-            at: started,
-            ms: Date::now() - started,
-        });
+        self.log
+            .borrow_mut()
+            .push(LogEntry::new(range, header, status, started));
     }
+}
+
+thread_local! {
+    /// Origins whose servers got a suffix range wrong: later opens there learn the size first.
+    static SUFFIX_BROKEN: RefCell<HashSet<String>> = RefCell::new(HashSet::new());
+}
+
+fn suffix_broken_at(origin: &str) -> bool {
+    SUFFIX_BROKEN.with_borrow(|origins| origins.contains(origin))
+}
+
+/// `scheme://host[:port]` of an absolute URL (the whole text when it has no authority).
+fn origin_of(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+            format!(
+                "{}://{}",
+                scheme.to_ascii_lowercase(),
+                authority.to_ascii_lowercase()
+            )
+        }
+        None => url.to_owned(),
+    }
+}
+
+/// Whether `head` (the first bytes of a body) starts like an HTML document.
+fn looks_like_html(head: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(head).to_ascii_lowercase();
+    let text = text.trim_start_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
+    [
+        "<!doctype html",
+        "<html",
+        "<head",
+        "<body",
+        "<!--",
+        "<meta",
+        "<script",
+        "<title",
+    ]
+    .iter()
+    .any(|start| text.starts_with(start))
 }
 
 fn blob_error(e: &wasm_bindgen::JsValue) -> SkimError {
@@ -256,4 +436,29 @@ extern "C" {
     fn length(this: &LargeBytes) -> f64;
     #[wasm_bindgen(method)]
     fn slice(this: &LargeBytes, begin: f64, end: f64) -> Uint8Array;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{looks_like_html, origin_of};
+
+    #[test]
+    fn html_pages_are_recognised() {
+        assert!(looks_like_html(b"<!DOCTYPE html><html>"));
+        assert!(looks_like_html(b"\n  <html lang=\"en\">"));
+        assert!(looks_like_html("\u{feff}<!doctype html>".as_bytes()));
+        assert!(!looks_like_html(b"PAR1\x15\x00"));
+        assert!(!looks_like_html(b"< 3 is not a tag"));
+    }
+
+    #[test]
+    fn origins_are_scheme_host_and_port() {
+        assert_eq!(
+            origin_of("http://127.0.0.1:5173/data/x.parquet?a=1"),
+            "http://127.0.0.1:5173"
+        );
+        assert_eq!(origin_of("HTTPS://Example.com?x"), "https://example.com");
+        assert_eq!(origin_of("https://example.com#frag"), "https://example.com");
+        assert_eq!(origin_of("blob:abc"), "blob:abc");
+    }
 }
