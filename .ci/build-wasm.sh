@@ -20,7 +20,9 @@ if [ "$codecs" != all ]; then
 fi
 out=${WASM_OUT_DIR:-web/src/wasm}
 cargo build --release --locked --target wasm32-unknown-unknown -p parquet-skim-wasm "${features[@]}"
+# --omit-default-module-path: the glue's fallback `new URL('…_bg.wasm', import.meta.url)` would
+# point bundlers at a file next to the bundle; the package always passes the compiled module.
 wasm-bindgen --target web --out-dir "$out" --out-name parquet_skim_wasm \
-  --remove-name-section --remove-producers-section \
+  --remove-name-section --remove-producers-section --omit-default-module-path \
   "${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/parquet_skim_wasm.wasm"
 echo "wasm ($codecs): $(stat -c %s "$out/parquet_skim_wasm_bg.wasm") bytes"

@@ -6,11 +6,10 @@ cd "$(dirname "$0")/.."
 bash .ci/setup.sh
 bash .ci/build-wasm.sh
 
-echo "build: npm package (web/dist)"
+echo "build: npm package (web/dist: type declarations, then the bundles)"
 rm -rf web/dist
 npx tsc -p web/tsconfig.json
-mkdir -p web/dist/wasm
-cp web/src/wasm/parquet_skim_wasm.js web/src/wasm/parquet_skim_wasm.d.ts web/src/wasm/parquet_skim_wasm_bg.wasm web/dist/wasm/
+node web/bundle.mjs
 
 echo "build: explorer and test harness"
 npx vite build --config web/explorer/vite.config.ts --logLevel warn

@@ -4,7 +4,8 @@
  * once for every spec that uses this module's `test`:
  * - `index.html` + `main.js`: a Vite app (built into `dist/` by `vite build`, or served as it is by
  *   `vite` dev), exposing `window.app` once `body[data-ready]`;
- * - `static.html`: the same without a bundler (`<script type="module">` and an import map);
+ * - `static.html`: the same without a bundler (`<script type="module">` and an import map onto the
+ *   package's entry and its single-file apache-arrow);
  * - `public/`: a Parquet file nobody here wrote, larger than the open's 512 KiB tail read (so a
  *   server that mishandles suffix ranges shows it), copied into `dist/` by the build; after the
  *   build, `lineitem-sf1.parquet` is hard-linked into `public/` and `dist/` (not copied: 214 MB).
@@ -73,16 +74,17 @@ window.app = {
 document.body.dataset.ready = 'true';
 `;
 
-/** The no-bundler page: an import map names apache-arrow and what it imports. */
+/**
+ * The no-bundler page, as the README shows it: an import map onto the package's entry and its
+ * single-file apache-arrow build.
+ */
 const STATIC_PAGE = `<!doctype html><meta charset="utf-8"><title>static</title>
 <script type="importmap">{ "imports": {
-  "apache-arrow": "./node_modules/apache-arrow/Arrow.dom.mjs",
-  "flatbuffers": "./node_modules/flatbuffers/mjs/flatbuffers.js",
-  "json-with-bigint": "./node_modules/json-with-bigint/json-with-bigint.js",
-  "tslib": "./node_modules/tslib/tslib.es6.mjs"
+  "parquet-skim": "./node_modules/parquet-skim/dist/index.js",
+  "apache-arrow": "./node_modules/parquet-skim/dist/apache-arrow.js"
 } }</script>
 <script type="module">
-import * as skim from './node_modules/parquet-skim/dist/index.js';
+import * as skim from 'parquet-skim';
 import { tableToIPC } from 'apache-arrow';
 import { readExact, runQuery } from './query.js';
 window.app = {

@@ -12,6 +12,8 @@ export interface DevServer {
   fileUrl(file: string): string;
   /** Stops the server (kills its process group). */
   close(): Promise<void>;
+  /** The last 4000 characters the server printed. */
+  output(): string;
 }
 
 export function freePort(): Promise<number>;

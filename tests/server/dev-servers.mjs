@@ -45,7 +45,7 @@ export function freePort() {
 
 /**
  * Spawns `command` in its own process group and waits until `probeUrl` answers (any status).
- * Resolves to `close()`.
+ * Resolves to `{ close(), output() }` (the last 4000 characters it printed).
  */
 async function spawnServer(name, command, args, probeUrl, options = {}) {
   const child = spawn(command, args, {
@@ -81,7 +81,7 @@ async function spawnServer(name, command, args, probeUrl, options = {}) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
-  return async () => {
+  const close = async () => {
     if (!exited) {
       try {
         process.kill(-child.pid, 'SIGTERM');
@@ -99,11 +99,12 @@ async function spawnServer(name, command, args, probeUrl, options = {}) {
       clearTimeout(timer);
     }
   };
+  return { close, output: () => output };
 }
 
 /** A server of files under `origin + prefix`. */
-function served(name, origin, prefix, close) {
-  return { name, origin, fileUrl: (file) => `${origin}${prefix}${file}`, close };
+function served(name, origin, prefix, { close, output }) {
+  return { name, origin, fileUrl: (file) => `${origin}${prefix}${file}`, close, output };
 }
 
 /** `vite` (dev): serves `<appDir>/public/` at `/` and the app itself. */
@@ -111,8 +112,8 @@ export async function startViteDev(appDir) {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   const args = [appDir, '--host', '127.0.0.1', '--port', String(port), '--strictPort', '--logLevel', 'warn'];
-  const close = await spawnServer('vite dev', bin('vite'), args, `${origin}/`);
-  return served('vite (dev)', origin, '/', close);
+  const server = await spawnServer('vite dev', bin('vite'), args, `${origin}/`);
+  return served('vite (dev)', origin, '/', server);
 }
 
 /** `vite preview`: serves the app's build, `<appDir>/dist/` (public files included). */
@@ -120,8 +121,8 @@ export async function startVitePreview(appDir) {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   const args = ['preview', appDir, '--host', '127.0.0.1', '--port', String(port), '--strictPort'];
-  const close = await spawnServer('vite preview', bin('vite'), args, `${origin}/`);
-  return served('vite preview', origin, '/', close);
+  const server = await spawnServer('vite preview', bin('vite'), args, `${origin}/`);
+  return served('vite preview', origin, '/', server);
 }
 
 /** `http-server <root>` (npm), caching off as its README suggests for development. */
@@ -129,8 +130,8 @@ export async function startHttpServer(root) {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   const args = [root, '-p', String(port), '-a', '127.0.0.1', '-s', '-c-1'];
-  const close = await spawnServer('http-server', bin('http-server'), args, `${origin}/`);
-  return served('http-server', origin, '/', close);
+  const server = await spawnServer('http-server', bin('http-server'), args, `${origin}/`);
+  return served('http-server', origin, '/', server);
 }
 
 /** `serve <root>` (npm). */
@@ -138,8 +139,8 @@ export async function startServe(root) {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   const args = ['-l', `tcp://127.0.0.1:${port}`, '--no-clipboard', '--no-port-switching', root];
-  const close = await spawnServer('serve', bin('serve'), args, `${origin}/`);
-  return served('serve', origin, '/', close);
+  const server = await spawnServer('serve', bin('serve'), args, `${origin}/`);
+  return served('serve', origin, '/', server);
 }
 
 /** `python3 -m http.server --directory <root>`. */
@@ -147,8 +148,8 @@ export async function startPythonHttpServer(root) {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   const args = ['-m', 'http.server', String(port), '--bind', '127.0.0.1', '--directory', root];
-  const close = await spawnServer('python3 -m http.server', 'python3', args, `${origin}/`);
-  return served('python3 -m http.server', origin, '/', close);
+  const server = await spawnServer('python3 -m http.server', 'python3', args, `${origin}/`);
+  return served('python3 -m http.server', origin, '/', server);
 }
 
 /** Debian's nginx with a minimal `root` configuration, run in the foreground. */
@@ -181,8 +182,8 @@ http {
   await writeFile(temp('nginx.conf'), config);
   const nginx = (await exists('/usr/sbin/nginx')) ? '/usr/sbin/nginx' : 'nginx';
   const args = ['-c', temp('nginx.conf'), '-p', prefix, '-g', 'daemon off;'];
-  const close = await spawnServer('nginx', nginx, args, `${origin}/`);
-  return served('nginx', origin, '/', close);
+  const server = await spawnServer('nginx', nginx, args, `${origin}/`);
+  return served('nginx', origin, '/', server);
 }
 
 /** The CORS rules AWS documents for browsers reading objects with range requests. */
@@ -205,7 +206,7 @@ export async function startS3(root, files) {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   const moto = path.join(repoRoot, 'tests/.venv/bin/moto_server');
-  const close = await spawnServer('moto_server', moto, ['-H', '127.0.0.1', '-p', String(port)], `${origin}/`);
+  const server = await spawnServer('moto_server', moto, ['-H', '127.0.0.1', '-p', String(port)], `${origin}/`);
   try {
     const s3 = async (method, target, body, headers = {}) => {
       const response = await fetch(`${origin}${target}`, { method, body, headers });
@@ -217,10 +218,10 @@ export async function startS3(root, files) {
       await s3('PUT', `/data/${file}`, await readFile(path.join(root, file)), { 'x-amz-acl': 'public-read' });
     }
   } catch (error) {
-    await close();
+    await server.close();
     throw error;
   }
-  return served('S3 (moto)', origin, '/data/', close);
+  return served('S3 (moto)', origin, '/data/', server);
 }
 
 /** Azurite's documented development account. */
@@ -243,7 +244,7 @@ export async function startAzurite(root, files) {
     '--disableTelemetry',
     '--skipApiVersionCheck',
   ];
-  const close = await spawnServer('azurite-blob', bin('azurite-blob'), args, `${origin}/`);
+  const server = await spawnServer('azurite-blob', bin('azurite-blob'), args, `${origin}/`);
   try {
     const { BlobServiceClient, StorageSharedKeyCredential } = await import('@azure/storage-blob');
     const service = new BlobServiceClient(
@@ -268,10 +269,10 @@ export async function startAzurite(root, files) {
       await container.getBlockBlobClient(file).uploadFile(path.join(root, file));
     }
   } catch (error) {
-    await close();
+    await server.close();
     throw error;
   }
-  return served('Azure Blob (Azurite)', origin, `/${AZURITE_ACCOUNT}/data/`, close);
+  return served('Azure Blob (Azurite)', origin, `/${AZURITE_ACCOUNT}/data/`, server);
 }
 
 async function filesOf(root) {

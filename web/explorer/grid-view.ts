@@ -16,10 +16,10 @@
  * - `data-first-row` on the grid and `data-row` on each rendered row say what is shown (tests).
  */
 import type { Table } from 'apache-arrow';
-import type { ParquetFile } from 'parquet-skim';
+import { formatValue, type ParquetFile } from 'parquet-skim';
 import { el, formatCount, truncate } from './dom.js';
 import { isNumeric } from './rows-view.js';
-import { cellText, typeLabel } from './values.js';
+import { typeLabel } from './values.js';
 
 const ROW_PX = 24;
 const VIEWPORT_PX = 480;
@@ -237,7 +237,7 @@ function textRows(table: Table): Array<Array<string | null>> {
   const vectors = fields.map((_, i) => table.getChildAt(i));
   const rows: Array<Array<string | null>> = [];
   for (let r = 0; r < table.numRows; r++) {
-    rows.push(fields.map((f, c) => cellText(vectors[c]?.get(r), f.type)));
+    rows.push(fields.map((f, c) => formatValue(vectors[c]?.get(r), f.type)));
   }
   return rows;
 }

@@ -8,9 +8,9 @@
  * they never look like the string "null". Numbers are right-aligned.
  */
 import { DataType, type Table } from 'apache-arrow';
-import type { ScanStats } from 'parquet-skim';
+import { formatValue, type ScanStats } from 'parquet-skim';
 import { el, formatBytes, formatMs, plural, truncate } from './dom.js';
-import { cellText, typeLabel } from './values.js';
+import { typeLabel } from './values.js';
 
 /** Characters shown in a cell before cutting. */
 const MAX_CELL_CHARS = 80;
@@ -45,7 +45,7 @@ export function renderRows(target: HTMLTableElement, table: Table): void {
   }));
   for (let row = 0; row < table.numRows; row++) {
     const tr = el('tr');
-    for (const column of columns) tr.append(cell(cellText(column.vector?.get(row), column.type), column.numeric));
+    for (const column of columns) tr.append(cell(formatValue(column.vector?.get(row), column.type), column.numeric));
     body.append(tr);
   }
   if (table.numRows === 0) {

@@ -25,6 +25,7 @@ export {
   type ScanProgress,
 } from './file.js';
 export { and, Column, col, type FilterAst, FilterExpr, type FilterValue, not, or } from './filter.js';
+export { formatRows, formatValue } from './format.js';
 export type {
   ColumnChunkMetadata,
   ColumnStatistics,

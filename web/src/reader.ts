@@ -18,6 +18,16 @@ import { WorkerPool } from './scheduler/pool.js';
 import type { ParquetFileHandle, Source } from './wasm/parquet_skim_wasm.js';
 import { compileWasm, instantiateWasm, type Wasm } from './wasm-loader.js';
 
+declare global {
+  // The one WebAssembly type the public API names (`wasmUrl`). lib.dom and lib.webworker declare it
+  // too, and this empty interface merges with theirs; a Node project without those libs gets it
+  // from here instead of failing to compile the package's types.
+  namespace WebAssembly {
+    // biome-ignore lint/suspicious/noEmptyInterface: merged with lib.dom's WebAssembly.Module where present
+    interface Module {}
+  }
+}
+
 /** Options of {@link createReader}. */
 export interface ReaderOptions {
   /** Decoding workers (default `navigator.hardwareConcurrency`; `0` decodes on the calling thread). */
@@ -38,7 +48,7 @@ export interface ReaderOptions {
   cacheBytes?: number;
   /** Where the `.wasm` is (default: next to this module), or a compiled module. */
   wasmUrl?: string | URL | WebAssembly.Module;
-  /** Where the worker script is (default: `worker/entry.js` next to this package's modules). */
+  /** Where the worker script is (default: `worker.js` next to this package's entry module; another origin's works too). */
   workerUrl?: string | URL;
 }
 
@@ -50,7 +60,7 @@ export interface OpenOptions {
   /** Extra request headers for URLs, e.g. `{ Authorization: 'Bearer …' }`. */
   headers?: Record<string, string> | Array<[string, string]>;
   /** `fetch` credentials mode for URLs (default: the browser's, `same-origin`). */
-  credentials?: RequestCredentials;
+  credentials?: 'omit' | 'same-origin' | 'include';
   /** The file's size, when known: saves the suffix range read (and its CORS preflight). */
   size?: number;
   /** Bytes read from the end of the file at open (default 512 KiB). */

@@ -57,7 +57,11 @@ pub enum SkimError {
     },
     /// The server sent an HTML page where the file's bytes were expected: a wrong URL, most
     /// often, that a dev server answered with its `index.html`. Code `INVALID_FILE`.
-    HtmlPage { url: String, status: u16 },
+    HtmlPage {
+        url: String,
+        /// How it showed: `200, Content-Type: text/html`, or what its bytes start with.
+        evidence: String,
+    },
     /// No complete answer within the request timeout, `attempts` times in a row.
     Timeout { url: String, ms: u64, attempts: u32 },
     /// The server applied a `Content-Encoding` (gzip, …) to a range, so the bytes received are
@@ -265,11 +269,11 @@ impl fmt::Display for SkimError {
                 };
                 write!(f, "; {hint}")
             }
-            Self::HtmlPage { url, status } => write!(
+            Self::HtmlPage { url, evidence } => write!(
                 f,
-                "expected a Parquet file at {url}, but the server sent an HTML page ({status}, \
-                 Content-Type: text/html): is the URL right? Dev servers (Vite, webpack) answer \
-                 a path that does not exist with their index.html"
+                "expected a Parquet file at {url}, but the server sent an HTML page \
+                 ({evidence}): is the URL right? Dev servers (Vite, webpack) answer a path that \
+                 does not exist with their index.html"
             ),
             Self::Timeout { url, ms, attempts } => write!(
                 f,

@@ -323,7 +323,11 @@ async fn fetch_once(
     let result = match answer.status {
         206 | 200 if answer.is_html() => Err(Failure::Final(SkimError::HtmlPage {
             url: url.to_owned(),
-            status: answer.status,
+            evidence: format!(
+                "{}, Content-Type: {}",
+                answer.status,
+                answer.content_type.as_deref().unwrap_or_default()
+            ),
         })),
         206 => exchange.partial(&response, answer).await,
         200 => exchange.whole(&response, answer, full_body_limit).await,

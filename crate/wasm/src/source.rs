@@ -164,18 +164,18 @@ impl Source {
         };
         let len = tail.length();
         let magic = tail.slice(len.saturating_sub(4), len).to_vec();
-        if magic == b"PAR1" || magic == b"PARE" || !looks_like_html(&tail.slice(0, 1024).to_vec()) {
+        let head = tail.slice(0, 64).to_vec();
+        if magic == b"PAR1" || magic == b"PARE" || !looks_like_html(&head) {
             return Ok(());
         }
-        let status = self
-            .log
-            .borrow()
-            .last()
-            .and_then(|e| e.status)
-            .unwrap_or(200);
+        let start: String = String::from_utf8_lossy(&head)
+            .trim_start()
+            .chars()
+            .take(24)
+            .collect();
         Err(SkimError::HtmlPage {
             url: url.clone(),
-            status,
+            evidence: format!("its bytes start with '{start}'"),
         })
     }
 
@@ -410,7 +410,6 @@ fn looks_like_html(head: &[u8]) -> bool {
         "<html",
         "<head",
         "<body",
-        "<!--",
         "<meta",
         "<script",
         "<title",
@@ -449,6 +448,10 @@ mod tests {
         assert!(looks_like_html("\u{feff}<!doctype html>".as_bytes()));
         assert!(!looks_like_html(b"PAR1\x15\x00"));
         assert!(!looks_like_html(b"< 3 is not a tag"));
+        // Markdown and XML open with comments too.
+        assert!(!looks_like_html(
+            b"<!--\n  Licensed to the Apache Software Foundation"
+        ));
     }
 
     #[test]

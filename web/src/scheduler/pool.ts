@@ -20,6 +20,7 @@
  */
 import { abortReason, ParquetSkimError, toSkimError } from '../errors.js';
 import { type HostRequest, type HostResponse, transferablesOf } from '../worker/protocol.js';
+import { startWorker } from '../worker-script.js';
 import { CacheKeys } from './cache-keys.js';
 import type { Executor, TaskJob, TaskResult } from './executor.js';
 
@@ -38,6 +39,8 @@ interface Job {
 
 interface Slot {
   worker: Worker;
+  /** Frees what starting the worker took (a cross-origin script's `blob:` shim). */
+  release(): void;
   files: Set<number>;
   /** Tasks living in this worker, decoding or waiting for bytes. */
   jobs: Job[];
@@ -45,6 +48,12 @@ interface Slot {
   cache: CacheKeys;
   /** Whether the worker's script loaded and answered `init`. */
   ready: boolean;
+}
+
+/** Ends `slot`'s worker. */
+function terminate(slot: Slot): void {
+  slot.worker.terminate();
+  slot.release();
 }
 
 /**
@@ -131,7 +140,7 @@ export class WorkerPool implements Executor {
     this.disposed = true;
     const error = new ParquetSkimError('DISPOSED', 'the reader was disposed while this task was pending');
     for (const slot of this.slots) {
-      slot.worker.terminate();
+      terminate(slot);
       for (const job of slot.jobs) this.settle(job, { error });
     }
     for (const job of this.queue) this.settle(job, { error });
@@ -140,12 +149,9 @@ export class WorkerPool implements Executor {
   }
 
   private spawn(): Slot {
-    const worker =
-      this.workerUrl === undefined
-        ? new Worker(new URL('../worker/entry.js', import.meta.url), { type: 'module', name: 'parquet-skim' })
-        : new Worker(this.workerUrl, { type: 'module', name: 'parquet-skim' });
+    const { worker, release } = startWorker(this.workerUrl);
     this.workersStarted += 1;
-    const slot: Slot = { worker, files: new Set(), jobs: [], cache: new CacheKeys(), ready: false };
+    const slot: Slot = { worker, release, files: new Set(), jobs: [], cache: new CacheKeys(), ready: false };
     worker.onmessage = (event: MessageEvent<HostResponse>) => this.onMessage(slot, event.data);
     worker.onerror = (event) => {
       event.preventDefault();
@@ -342,7 +348,7 @@ export class WorkerPool implements Executor {
       `${MAX_START_FAILURES} workers in a row failed to start (${reason}); check workerUrl and the page's Content-Security-Policy (worker-src)`,
     );
     for (const slot of this.slots) {
-      slot.worker.terminate();
+      terminate(slot);
       for (const job of slot.jobs) this.settle(job, { error: this.broken });
     }
     for (const job of this.queue) this.settle(job, { error: this.broken });
@@ -363,7 +369,7 @@ export class WorkerPool implements Executor {
    */
   private replace(slot: Slot): Job[] {
     const index = this.slots.indexOf(slot);
-    slot.worker.terminate();
+    terminate(slot);
     const jobs = slot.jobs;
     slot.jobs = [];
     for (const job of jobs) {

@@ -2,10 +2,10 @@
  * The Web Worker script: instantiate the core from the module the scheduler posts, then answer
  * requests with a {@link TaskHost}. Results are transferred, never copied.
  */
-import { serializeError } from '../errors.js';
-import { instantiateWasm } from '../wasm-loader.js';
-import type { HostRequest, HostResponse } from './protocol.js';
-import { TaskHost } from './task-host.js';
+import { serializeError } from './errors.js';
+import { instantiateWasm } from './wasm-loader.js';
+import type { HostRequest, HostResponse } from './worker/protocol.js';
+import { TaskHost } from './worker/task-host.js';
 
 const scope = globalThis as unknown as {
   onmessage: ((event: MessageEvent<HostRequest>) => void) | null;

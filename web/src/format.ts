@@ -1,0 +1,219 @@
+/**
+ * Arrow values → display text, driven by the column's Arrow type: what printing rows needs.
+ *
+ * Design note: apache-arrow hands out raw JS values whose meaning depends on the type — a
+ * timestamp or date is a plain number of milliseconds, a decimal is an unscaled big number, a
+ * 64-bit integer is a `bigint`, binary is a `Uint8Array`, a struct is a row proxy, a list is a
+ * `Vector`. Printed the obvious way (`String(value)`), decimals come out unscaled and dates as
+ * epoch milliseconds. So formatting walks the *type* next to the value instead of guessing from
+ * the value: scalars become one string ({@link formatValue}); nested values are first turned into
+ * plain JSON values with the same rules and then printed as compact JSON, with `bigint` and
+ * non-finite numbers as strings so `JSON.stringify` never throws or loses them.
+ * {@link formatRows} does it for whole rows of a table or batch.
+ */
+import { DataType, DateUnit, type Field, Precision, type RecordBatch, type Table, TimeUnit, util } from 'apache-arrow';
+
+/** Bytes of binary values shown (as hex) before cutting. */
+const MAX_BINARY_BYTES = 32;
+
+/**
+ * The text of one value of a column of `type` (`null` for a null value): decimals exact at their
+ * scale (`'1234.56'`), dates as `YYYY-MM-DD`, timestamps as ISO 8601 (with `Z` only when the
+ * column has a time zone), times as `HH:MM:SS.fff`, 64-bit integers exact, floats as the shortest
+ * text of their precision, binary as UTF-8 text when printable (else `0x…` hex), nested values as
+ * JSON.
+ *
+ * ```ts
+ * const field = table.schema.fields[0];
+ * formatValue(table.getChildAt(0)?.get(0), field.type); // '1996-03-13', not 826675200000
+ * ```
+ */
+export function formatValue(value: unknown, type: DataType): string | null {
+  if (value === null || value === undefined) return null;
+  if (DataType.isDictionary(type)) return formatValue(value, type.dictionary);
+  if (isNested(type)) return JSON.stringify(toPlain(value, type), jsonReplacer);
+  return scalarText(value, type);
+}
+
+/**
+ * Rows `offset … offset + limit` (default: all) of a table or batch as objects of display text,
+ * keyed by column name, each value as {@link formatValue} writes it — for `console.table`, a
+ * template, or a test.
+ */
+export function formatRows(
+  data: Table | RecordBatch,
+  options: { offset?: number; limit?: number } = {},
+): Array<Record<string, string | null>> {
+  const offset = Math.max(0, options.offset ?? 0);
+  const end = Math.min(data.numRows, offset + (options.limit ?? data.numRows));
+  const fields = data.schema.fields;
+  const columns = fields.map((_, i) => data.getChildAt(i));
+  const rows: Array<Record<string, string | null>> = [];
+  for (let row = offset; row < end; row++) {
+    const out: Record<string, string | null> = {};
+    fields.forEach((field, i) => {
+      out[field.name] = formatValue(columns[i]?.get(row), field.type);
+    });
+    rows.push(out);
+  }
+  return rows;
+}
+
+/** Whether values of `type` are shown as JSON. */
+function isNested(type: DataType): boolean {
+  return (
+    DataType.isStruct(type) ||
+    DataType.isList(type) ||
+    DataType.isLargeList(type) ||
+    DataType.isFixedSizeList(type) ||
+    DataType.isMap(type) ||
+    DataType.isUnion(type)
+  );
+}
+
+/** A value as plain JSON-able data (scalars formatted as in a cell, except numbers and booleans). */
+function toPlain(value: unknown, type: DataType): unknown {
+  if (value === null || value === undefined) return null;
+  if (DataType.isDictionary(type)) return toPlain(value, type.dictionary);
+  if (DataType.isStruct(type)) {
+    const row = value as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    for (const field of type.children as Field[]) out[field.name] = toPlain(row[field.name], field.type);
+    return out;
+  }
+  if (DataType.isList(type) || DataType.isLargeList(type) || DataType.isFixedSizeList(type)) {
+    const itemType = (type.children[0] as Field).type;
+    return Array.from(value as Iterable<unknown>, (item) => toPlain(item, itemType));
+  }
+  if (DataType.isMap(type)) {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of value as Iterable<[unknown, unknown]>) {
+      out[String(formatValue(key, type.keyType))] = toPlain(item, type.valueType);
+    }
+    return out;
+  }
+  if (DataType.isUnion(type)) return plainOfUnknown(value);
+  if (typeof value === 'number' && DataType.isFloat(type)) return Number(floatText(value, type.precision));
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') {
+    if (DataType.isInt(type) || DataType.isBool(type)) return value;
+  }
+  return scalarText(value, type);
+}
+
+/** `JSON.stringify` replacer: `bigint` and non-finite numbers become strings. */
+function jsonReplacer(_key: string, value: unknown): unknown {
+  if (typeof value === 'bigint') return value.toString();
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
+  return value;
+}
+
+/** The text of a non-null, non-nested value. */
+function scalarText(value: unknown, type: DataType): string {
+  if (DataType.isTimestamp(type) && typeof value === 'number') {
+    // Without a time zone the value is wall-clock time, not an instant: drop the `Z`.
+    const iso = isoString(value);
+    return type.timezone ? iso : iso.replace(/Z$/, '');
+  }
+  if (DataType.isDate(type) && typeof value === 'number') {
+    const iso = isoString(value);
+    return type.unit === DateUnit.DAY || iso.endsWith('T00:00:00.000Z') ? iso.slice(0, 10) : iso;
+  }
+  if (DataType.isTime(type) && (typeof value === 'number' || typeof value === 'bigint')) {
+    return timeOfDay(BigInt(value), type.unit);
+  }
+  if (DataType.isDecimal(type)) return decimalText(value, type.scale);
+  if (
+    value instanceof Uint8Array &&
+    (DataType.isBinary(type) || DataType.isLargeBinary(type) || DataType.isFixedSizeBinary(type))
+  ) {
+    return binaryText(value);
+  }
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' && DataType.isFloat(type)) return floatText(value, type.precision);
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
+  return JSON.stringify(plainOfUnknown(value), jsonReplacer) ?? String(value);
+}
+
+/** Values whose type gives no guidance (unions, intervals): use `toJSON()` where there is one. */
+function plainOfUnknown(value: unknown): unknown {
+  if (ArrayBuffer.isView(value)) return Array.from(value as unknown as ArrayLike<unknown>);
+  if (typeof value === 'object' && value !== null && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+    return (value as { toJSON(): unknown }).toJSON();
+  }
+  return value;
+}
+
+/**
+ * The shortest text that reads back as the same value at the column's precision: a float32
+ * `1.1` widened to a double is `1.100000023841858`, and should print as `1.1`.
+ */
+function floatText(value: number, precision: Precision): string {
+  if (Object.is(value, -0)) return '-0';
+  if (precision === Precision.DOUBLE || !Number.isFinite(value)) return String(value);
+  const round = precision === Precision.SINGLE ? Math.fround : (Math as { f16round?: (x: number) => number }).f16round;
+  const maxDigits = precision === Precision.SINGLE ? 9 : 5;
+  for (let digits = 1; round !== undefined && digits < maxDigits; digits++) {
+    const candidate = Number(value.toPrecision(digits));
+    if (round(candidate) === value) return String(candidate);
+  }
+  return String(Number(value.toPrecision(maxDigits)));
+}
+
+function isoString(ms: number): string {
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime()) ? String(ms) : date.toISOString();
+}
+
+const TICKS_PER_SECOND: Record<TimeUnit, bigint> = {
+  [TimeUnit.SECOND]: 1n,
+  [TimeUnit.MILLISECOND]: 1_000n,
+  [TimeUnit.MICROSECOND]: 1_000_000n,
+  [TimeUnit.NANOSECOND]: 1_000_000_000n,
+};
+
+/** `13:45:07.250` from a count of `unit`s since midnight. */
+function timeOfDay(ticks: bigint, unit: TimeUnit): string {
+  const perSecond = TICKS_PER_SECOND[unit];
+  const seconds = ticks / perSecond;
+  const fraction = ticks % perSecond;
+  const two = (n: bigint) => n.toString().padStart(2, '0');
+  const hms = `${two(seconds / 3600n)}:${two((seconds / 60n) % 60n)}:${two(seconds % 60n)}`;
+  if (perSecond === 1n) return hms;
+  return `${hms}.${fraction.toString().padStart(perSecond.toString().length - 1, '0')}`;
+}
+
+/** An exact decimal string from an Arrow decimal (an unscaled big integer) and its scale. */
+function decimalText(value: unknown, scale: number): string {
+  const unscaled =
+    typeof value === 'object' && value !== null
+      ? util.bigNumToString(value as Parameters<typeof util.bigNumToString>[0])
+      : String(value);
+  if (scale <= 0) return scale === 0 ? unscaled : unscaled + '0'.repeat(-scale);
+  const negative = unscaled.startsWith('-');
+  const digits = (negative ? unscaled.slice(1) : unscaled).padStart(scale + 1, '0');
+  const text = `${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
+  return negative ? `-${text}` : text;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Binary as text when it is printable UTF-8 (many writers store strings as unannotated binary),
+ * else as `0x0a1b…` (at most {@link MAX_BINARY_BYTES} bytes shown).
+ */
+function binaryText(bytes: Uint8Array): string {
+  try {
+    const text = utf8.decode(bytes);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
+    if (!/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(text)) return text;
+  } catch {
+    // not UTF-8: hex below
+  }
+  return hexText(bytes);
+}
+
+function hexText(bytes: Uint8Array): string {
+  let hex = '';
+  for (const byte of bytes.subarray(0, MAX_BINARY_BYTES)) hex += byte.toString(16).padStart(2, '0');
+  return `0x${hex}${bytes.length > MAX_BINARY_BYTES ? '…' : ''}`;
+}
