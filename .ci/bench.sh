@@ -8,6 +8,9 @@
 # - parquet-skim against parquet-wasm, hyparquet and DuckDB-WASM (TPC-H lineitem in three layouts,
 #   which it generates, and the hits table; plus the same queries natively) →
 #   bench/results/<date>-peers.{json,md,svg} (~20-25 min on 2 cores; BENCH_RUNS, see the script)
+# - interactive speed: a cold page's first rows and a lookup, and the same on a warm reader, on
+#   files from three writers, against the I/O and compile floors and the peers, at 0 and 20 ms per
+#   request, with the cold path broken down → bench/results/<date>-interactive.{json,md}
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash crate/patches/parquet/apply.sh  # the workspace builds arrow-rs's parquet from there
@@ -21,3 +24,5 @@ node tests/bench/ablations.mjs
 node tests/bench/cache.mjs
 node tests/bench/size.mjs
 node tests/bench/peers.mjs
+bash tests/conformance/setup-venv.sh >/dev/null  # pyarrow and DuckDB write the other writers' files
+node tests/bench/interactive.mjs

@@ -12,7 +12,6 @@ test('a worker decodes another task while one waits for its phase-2 bytes; outpu
   const result = await harness.evaluate(async () => {
     const { skim } = window.harness;
     const reader = await skim.createReader({ workers: 1 });
-    const pool = reader.executor as unknown as { tasksInterleaved: number };
     const file = await reader.open('/sample/lineitem-sf1.parquet');
     const filter = "l_comment LIKE '%special%requests%'";
     const keys: number[] = [];
@@ -27,7 +26,7 @@ test('a worker decodes another task while one waits for its phase-2 bytes; outpu
       rows: keys.length,
       counted: values.n,
       sorted,
-      interleaved: pool.tasksInterleaved,
+      interleaved: reader.stats().workers.tasksInterleaved,
       tasks: scan.stats.tasksTotal,
       workers: reader.workerCount,
     };

@@ -13,7 +13,6 @@ test('a trapping worker is replaced and retried once, then the scan fails with W
   const result = await harness.evaluate(async () => {
     const { skim, describeError } = window.harness;
     const reader = await skim.createReader({ workers: 2 });
-    const pool = reader.executor as unknown as { workersStarted: number };
     const file = await reader.open('/data/alltypes_tiny_pages.parquet');
     const post = Worker.prototype.postMessage;
     let injected = 0;
@@ -29,7 +28,7 @@ test('a trapping worker is replaced and retried once, then the scan fails with W
       }
       return (post as (this: Worker, m: unknown, t?: unknown) => void).call(this, message, transfer);
     } as typeof post;
-    const startedBefore = pool.workersStarted;
+    const startedBefore = reader.stats().workers.started;
     let error: ReturnType<typeof describeError> | null = null;
     try {
       await file.scan().toTable();
@@ -38,7 +37,7 @@ test('a trapping worker is replaced and retried once, then the scan fails with W
     } finally {
       Worker.prototype.postMessage = post;
     }
-    const startedAfter = pool.workersStarted;
+    const startedAfter = reader.stats().workers.started;
     // The pool is whole and the next scan (of an intact file) works.
     const good = await reader.open('/data/alltypes_tiny_pages.parquet');
     const rows = (await good.scan({ columns: ['id'] }).toTable()).numRows;

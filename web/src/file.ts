@@ -14,7 +14,7 @@ import type { IoQueue } from './io/io-queue.js';
 import type { FileMetadata, RequestLogEntry } from './metadata.js';
 import { type RowGroupFate, Scan, type ScanStats } from './scan.js';
 import type { Executor, FileFooter, TaskResult } from './scheduler/executor.js';
-import { type ReadPlan, runPlan } from './scheduler/scheduler.js';
+import { type PhaseCosts, type ReadPlan, runPlan } from './scheduler/scheduler.js';
 import type { ParquetFileHandle, Source } from './wasm/parquet_skim_wasm.js';
 
 /** Options of {@link ParquetFile.scan}. */
@@ -74,6 +74,13 @@ export class ParquetFile {
   readonly schema: Schema;
   /** Row groups, column chunks, statistics, key-value metadata… */
   readonly metadata: FileMetadata;
+  /**
+   * What opening cost: its reads of the file (requests, bytes, their summed milliseconds) and its
+   * wall time, from `reader.open()` until the metadata was decoded; `startedAt` is
+   * `performance.now()` then. Opening is reading the tail and decoding it, one after the other,
+   * so `ms - fetchMs` is about the time decoding the footer and page index took.
+   */
+  readonly openStats: { startedAt: number; ms: number; requests: number; bytes: number; fetchMs: number };
   private readonly footer: FileFooter;
   private closed = false;
 
@@ -87,6 +94,8 @@ export class ParquetFile {
     private readonly fileKey: string,
     /** Decoding limits of every scan of this file (`maxPageBytes`, …), as the core takes them. */
     private readonly limits: Record<string, unknown> = {},
+    /** `performance.now()` when `reader.open()` was called. */
+    openedAt = performance.now(),
   ) {
     this.schema = schemaFromIpc(handle.schemaIpc());
     this.metadata = JSON.parse(handle.summary()) as FileMetadata;
@@ -95,6 +104,16 @@ export class ParquetFile {
       fileLen: handle.fileLen,
       starts: Array.from(handle.footerStarts()),
       buffers: handle.footerBuffers() as Uint8Array[],
+    };
+    // Every task host gets the footer now, so decoding it there is off the first scan's path.
+    context.executor.openFile(this.footer, handle);
+    const opening = this.requestLog();
+    this.openStats = {
+      startedAt: openedAt,
+      ms: performance.now() - openedAt,
+      requests: opening.length,
+      bytes: opening.reduce((sum, e) => sum + e.bytes, 0),
+      fetchMs: opening.reduce((sum, e) => sum + e.ms, 0),
     };
   }
 
@@ -131,7 +150,7 @@ export class ParquetFile {
    * fewer tasks than workers can share (one big row group, say), row groups are split at page
    * boundaries into about two tasks per worker.
    */
-  private plan(requested: Record<string, unknown>): Planned {
+  private plan(requested: Record<string, unknown>, startedAt = performance.now()): Planned {
     let fields = requested;
     this.context.assertOpen();
     if (this.closed) throw new ParquetSkimError('DISPOSED', 'the file was closed; open it again');
@@ -155,7 +174,10 @@ export class ParquetFile {
         request = JSON.stringify({ ...fields, targetTaskRows });
         plan = JSON.parse(this.handle.planScan(request)) as ReadPlan;
       }
-      return { request, plan, stats: statsOf(plan, this.context) };
+      const stats = statsOf(plan, this.context);
+      stats.timeline.startedAt = startedAt;
+      stats.timeline.planned = performance.now() - startedAt;
+      return { request, plan, stats, startedAt };
     } catch (error) {
       throw toSkimError(error);
     }
@@ -175,8 +197,13 @@ export class ParquetFile {
     const started = performance.now();
     // Row groups with a task whose filter columns were not cached.
     const missed = new Set<number>();
-    const cost = { filter: { requests: 0, bytes: 0, ms: 0 }, output: { requests: 0, bytes: 0, ms: 0 } };
+    const cost: PhaseCosts = { filter: { requests: 0, bytes: 0, ms: 0 }, output: { requests: 0, bytes: 0, ms: 0 } };
+    const since = (at: number | undefined) => (at === undefined ? null : at - planned.startedAt);
+    const earliest = (a: number | undefined, b: number | undefined) =>
+      a === undefined ? b : b === undefined ? a : Math.min(a, b);
     const sync = () => {
+      stats.timeline.firstRequest = since(earliest(cost.filter.firstSentAt, cost.output.firstSentAt));
+      stats.timeline.firstBytes = since(earliest(cost.filter.firstDoneAt, cost.output.firstDoneAt));
       stats.requests = cost.filter.requests + cost.output.requests;
       stats.bytesFetchedFilter = cost.filter.bytes;
       stats.bytesFetchedOutput = cost.output.bytes;
@@ -216,9 +243,14 @@ export class ParquetFile {
         readAheadBytes: this.context.readAheadBytes,
         ...(signal !== undefined ? { signal } : {}),
         cost,
+        onTaskStart: () => {
+          stats.timeline.firstTask ??= performance.now() - planned.startedAt;
+        },
         onTaskDone: (task, result) => {
+          stats.timeline.firstResult ??= performance.now() - planned.startedAt;
           stats.tasksDone += 1;
           stats.decodeMs += result.decodeMs;
+          stats.queueMs += result.queueMs;
           stats.rowsFromPredicateCache += result.rowsFromCache;
           stats.wasmMemoryPeakBytes = Math.max(stats.wasmMemoryPeakBytes, result.wasmMemoryBytes);
           const cache = stats.columnCache;
@@ -255,6 +287,7 @@ export class ParquetFile {
 
   /** Reads rows: an async iterable of `RecordBatch`es in file order (see {@link Scan}). */
   scan(options: ScanOptions = {}): Scan {
+    const startedAt = performance.now();
     const fields = {
       columns: options.columns,
       offset: checkCount('offset', options.offset),
@@ -262,7 +295,7 @@ export class ParquetFile {
       batchSize: checkCount('batchSize', options.batchSize),
       filter: this.filterAst(options.filter),
     };
-    const planned = this.plan(fields);
+    const planned = this.plan(fields, startedAt);
     let schema: Schema;
     try {
       schema = schemaFromIpc(this.handle.scanSchemaIpc(planned.request));
@@ -270,28 +303,36 @@ export class ParquetFile {
       throw toSkimError(error);
     }
     const { stats } = planned;
+    const { timeline } = stats;
+    timeline.planned = performance.now() - startedAt;
+    const mark = (): number => performance.now() - startedAt;
     const produce = async function* (this: ParquetFile): AsyncGenerator<RecordBatch> {
       // With a filter the plan cannot place offset/limit in row groups: apply them here, in order,
       // and stop (aborting what is in flight) once the limit is reached.
       let skip = planned.plan.offset;
       let left = planned.plan.limit ?? Number.POSITIVE_INFINITY;
-      for await (const result of this.execute(planned, options.signal)) {
-        const ipcStarted = performance.now();
-        const batches = batchesFromIpc(result.ipc);
-        stats.ipcMs += performance.now() - ipcStarted;
-        options.onProgress?.(progressOf(stats));
-        for (const whole of batches) {
+      try {
+        for await (const result of this.execute(planned, options.signal)) {
+          const ipcStarted = performance.now();
+          const batches = batchesFromIpc(result.ipc);
+          stats.ipcMs += performance.now() - ipcStarted;
+          options.onProgress?.(progressOf(stats));
+          for (const whole of batches) {
+            if (left <= 0) return;
+            const from = Math.min(skip, whole.numRows);
+            skip -= from;
+            const take = Math.min(whole.numRows - from, left);
+            if (take <= 0) continue;
+            left -= take;
+            const batch = from === 0 && take === whole.numRows ? whole : whole.slice(from, from + take);
+            stats.rowsOut += batch.numRows;
+            timeline.firstBatch ??= mark();
+            yield batch;
+          }
           if (left <= 0) return;
-          const from = Math.min(skip, whole.numRows);
-          skip -= from;
-          const take = Math.min(whole.numRows - from, left);
-          if (take <= 0) continue;
-          left -= take;
-          const batch = from === 0 && take === whole.numRows ? whole : whole.slice(from, from + take);
-          stats.rowsOut += batch.numRows;
-          yield batch;
         }
-        if (left <= 0) return;
+      } finally {
+        timeline.done = mark();
       }
     }.bind(this);
     return new Scan(schema, stats, produce);
@@ -312,11 +353,15 @@ export class ParquetFile {
     const names = Object.keys(options.aggregates) as K[];
     const specs = names.map((name) => options.aggregates[name]);
     if (specs.length === 0) throw invalidArgument('aggregates', 'at least one aggregate', 'none');
-    const planned = this.plan({
-      filter: this.filterAst(options.filter),
-      batchSize: checkCount('batchSize', options.batchSize),
-      aggregates: specs,
-    });
+    const startedAt = performance.now();
+    const planned = this.plan(
+      {
+        filter: this.filterAst(options.filter),
+        batchSize: checkCount('batchSize', options.batchSize),
+        aggregates: specs,
+      },
+      startedAt,
+    );
     let merged: Partial[] | undefined;
     for await (const result of this.execute(planned, options.signal)) {
       const partials = JSON.parse(result.partials ?? 'null') as Partial[] | null;
@@ -325,6 +370,7 @@ export class ParquetFile {
       planned.stats.rowsOut += result.rows;
       options.onProgress?.(progressOf(planned.stats));
     }
+    planned.stats.timeline.done = performance.now() - startedAt;
     const values = {} as Record<K, AggregateValue>;
     names.forEach((name, i) => {
       const spec = specs[i] as AggregateAst;
@@ -340,6 +386,8 @@ interface Planned {
   request: string;
   plan: ReadPlan;
   stats: ScanStats;
+  /** `performance.now()` when the scan was asked for: the timeline's zero. */
+  startedAt: number;
 }
 
 /** Options of {@link ParquetFile.aggregate}. */
@@ -388,7 +436,18 @@ function statsOf(plan: ReadPlan, context: { cacheBytes: number; executor: Execut
     fetchMs: 0,
     decodeMs: 0,
     ipcMs: 0,
+    queueMs: 0,
     elapsedMs: 0,
+    timeline: {
+      startedAt: 0,
+      planned: 0,
+      firstRequest: null,
+      firstBytes: null,
+      firstTask: null,
+      firstResult: null,
+      firstBatch: null,
+      done: null,
+    },
     wasmMemoryPeakBytes: 0,
     columnCache: {
       hits: 0,

@@ -42,5 +42,6 @@ export {
   type ParquetSource,
   Reader,
   type ReaderOptions,
+  type ReaderStats,
 } from './reader.js';
-export { type ColumnCacheStats, type RowGroupFate, Scan, type ScanStats } from './scan.js';
+export { type ColumnCacheStats, type RowGroupFate, Scan, type ScanStats, type ScanTimeline } from './scan.js';

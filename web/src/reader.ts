@@ -16,7 +16,7 @@ import type { Executor } from './scheduler/executor.js';
 import { InlineExecutor } from './scheduler/inline.js';
 import { WorkerPool } from './scheduler/pool.js';
 import type { ParquetFileHandle, Source } from './wasm/parquet_skim_wasm.js';
-import { compileWasm, instantiateWasm, type Wasm } from './wasm-loader.js';
+import { compileWasm, EVALUATED_AT, instantiateWasm, type Wasm } from './wasm-loader.js';
 
 declare global {
   // The one WebAssembly type the public API names (`wasmUrl`). lib.dom and lib.webworker declare it
@@ -109,6 +109,32 @@ export interface OpenOptions {
   conditional?: boolean;
 }
 
+/**
+ * What a reader has done since it was created: when it started (every time `performance.now()`,
+ * milliseconds since the page's — or worker's — time origin) and its workers.
+ */
+export interface ReaderStats {
+  startup: {
+    /** The package's entry module was evaluated. */
+    evaluatedAt: number;
+    /** `createReader()` was called; the `.wasm` was compiled (fetch included); it resolved. */
+    createCalledAt: number;
+    compiledAt: number;
+    createdAt: number;
+  };
+  workers: {
+    /** Alive now, of which `ready` (script loaded, core instantiated). */
+    alive: number;
+    ready: number;
+    /** Started over the reader's life, replacements included. */
+    started: number;
+    /** When each worker became ready, in order. */
+    readyAt: number[];
+    /** Tasks a worker started while another of its tasks waited for bytes. */
+    tasksInterleaved: number;
+  };
+}
+
 /** Default predicate-cache budget of a reader. */
 export const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
 
@@ -129,11 +155,21 @@ export class Reader {
   constructor(
     private readonly wasm: Wasm,
     /** The executor tasks run on (a worker pool, or inline). */
-    readonly executor: Executor,
+    private readonly executor: Executor,
     private readonly io: IoQueue,
     private readonly readAheadBytes: number,
     private readonly cacheBytes: number,
+    private readonly startup: ReaderStats['startup'],
   ) {}
+
+  /** When the reader started, and what its workers did (see {@link ReaderStats}). */
+  stats(): ReaderStats {
+    const workers =
+      this.executor instanceof WorkerPool
+        ? this.executor.stats()
+        : { alive: 0, ready: 0, started: 0, readyAt: [], tasksInterleaved: 0 };
+    return { startup: { ...this.startup }, workers };
+  }
 
   /** Decoding workers alive now (0 when decoding inline). */
   get workerCount(): number {
@@ -149,6 +185,7 @@ export class Reader {
     }
     const limits = decodingLimits(options);
     const wasmSource = this.makeSource(source, options);
+    const startedAt = performance.now();
     try {
       const openLimits =
         options.maxMetadataBytes === undefined
@@ -172,6 +209,7 @@ export class Reader {
         fileId,
         fileKeyOf(source, wasmSource.version, handle.fileLen),
         limits,
+        startedAt,
       );
     } catch (error) {
       throw toSkimError(error);
@@ -353,10 +391,13 @@ export async function createReader(options: ReaderOptions = {}): Promise<Reader>
     ...(options.maxRequestBytes !== undefined ? { maxRequestBytes: options.maxRequestBytes } : {}),
   });
   try {
+    const createCalledAt = performance.now();
     const module = await compileWasm(options.wasmUrl);
+    const compiledAt = performance.now();
     const wasm = await instantiateWasm(module);
     const executor = workers === 0 ? new InlineExecutor(wasm) : new WorkerPool(workers, module, options.workerUrl);
-    return new Reader(wasm, executor, io, readAheadBytes, cacheBytes);
+    const startup = { evaluatedAt: EVALUATED_AT, createCalledAt, compiledAt, createdAt: performance.now() };
+    return new Reader(wasm, executor, io, readAheadBytes, cacheBytes, startup);
   } catch (error) {
     throw toSkimError(error);
   }

@@ -44,8 +44,15 @@ export interface ScanStats {
   decodeMs: number;
   /** Time turning IPC into apache-arrow batches on the calling thread. */
   ipcMs: number;
+  /**
+   * Time tasks waited between being handed to the executor and starting in a task host: for a
+   * worker still starting (loading its script, instantiating the core) or busy (summed over tasks).
+   */
+  queueMs: number;
   /** Wall time from the first pull to the end. */
   elapsedMs: number;
+  /** When each step of the scan first happened (see {@link ScanTimeline}). */
+  timeline: ScanTimeline;
   /**
    * The largest WebAssembly memory of a worker (or of the thread decoding inline) after one of
    * this scan's tasks. A WebAssembly memory never shrinks, so this is the workers' heap
@@ -56,6 +63,30 @@ export interface ScanStats {
   columnCache: ColumnCacheStats;
   /** What happened to each row group, by index (see {@link RowGroupFate}). */
   rowGroupFates: RowGroupFate[];
+}
+
+/**
+ * Milestones of a scan, in milliseconds since `file.scan()` was called; `null` until reached. The
+ * gaps between them are where a small scan's time goes: planning, waiting for bytes, waiting
+ * for a worker, decoding, and turning IPC into apache-arrow batches.
+ */
+export interface ScanTimeline {
+  /** `performance.now()` when `file.scan()` was called: the zero of the others. */
+  startedAt: number;
+  /** The scan was planned (`file.scan()` returned). */
+  planned: number;
+  /** The first range request was sent (or the first read of a `Blob`/buffer started). */
+  firstRequest: number | null;
+  /** The first range request's bytes had all arrived. */
+  firstBytes: number | null;
+  /** The first task was handed to the executor (a worker, or the page's own instance). */
+  firstTask: number | null;
+  /** The first task's result arrived on the calling thread. */
+  firstResult: number | null;
+  /** The first batch was yielded, as apache-arrow. */
+  firstBatch: number | null;
+  /** The scan ended (every batch yielded, or the limit reached). */
+  done: number | null;
 }
 
 /**

@@ -12,6 +12,9 @@ import init, * as glue from './wasm/parquet_skim_wasm.js';
 /** The bindings of the WebAssembly core. */
 export type Wasm = typeof glue;
 
+/** `performance.now()` when this module (the package's entry, once bundled) was evaluated. */
+export const EVALUATED_AT = performance.now();
+
 /** Where the `.wasm` sits next to this module (resolved by bundlers through `import.meta.url`). */
 export function defaultWasmUrl(): URL {
   return new URL('./wasm/parquet_skim_wasm_bg.wasm', import.meta.url);

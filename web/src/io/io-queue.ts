@@ -31,6 +31,9 @@ export interface IoCost {
   bytes: number;
   /** Sum of request durations (overlapping requests each count). */
   ms: number;
+  /** `performance.now()` when the first request was sent, and when its bytes had all arrived. */
+  firstSentAt?: number;
+  firstDoneAt?: number;
 }
 
 /** A concurrency-limited, coalescing reader. */
@@ -56,11 +59,14 @@ export class IoQueue {
         try {
           throwIfAborted(signal);
           const started = performance.now();
+          if (cost !== undefined) cost.firstSentAt ??= started;
           const data = await reader.read(request.start, request.end, signal);
           if (cost !== undefined) {
+            const now = performance.now();
+            cost.firstDoneAt ??= now;
             cost.requests += 1;
             cost.bytes += data.byteLength;
-            cost.ms += performance.now() - started;
+            cost.ms += now - started;
           }
           return { start: request.start, data };
         } finally {

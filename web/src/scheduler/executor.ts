@@ -3,6 +3,7 @@
  * task's prefetched chunks, asking for more bytes through `fetchMore` if the decoder needs them.
  * Implemented by {@link WorkerPool} (browsers) and {@link InlineExecutor} (Node, or `workers: 0`).
  */
+import type { ParquetFileHandle } from '../wasm/parquet_skim_wasm.js';
 import type { CacheReport, Chunk } from '../worker/protocol.js';
 import type { CacheDelta } from './cache-keys.js';
 
@@ -34,6 +35,8 @@ export interface TaskResult {
   rows: number;
   batches: number;
   decodeMs: number;
+  /** From `run()` to the task starting in its host (a worker still starting, or busy). */
+  queueMs: number;
   /** Aggregate tasks: partial results (JSON). */
   partials?: string;
   /** Output rows of filter columns served from the predicate cache instead of decoded twice. */
@@ -62,6 +65,12 @@ export interface Executor {
   holds(cacheKey: string): boolean;
   /** Bytes held by all workers' cross-scan caches, as last reported. */
   cachedBytes(): number;
+  /**
+   * Makes a file known to every task host before its first task, so that decoding its footer there
+   * is off the first scan's path. `handle` is the calling thread's own decoded file (owned by the
+   * caller, which frees it): an executor on this thread uses it as it is.
+   */
+  openFile(file: FileFooter, handle: ParquetFileHandle): void;
   /** Forgets a file's footer wherever it was sent. */
   closeFile(fileId: number): void;
   /** Ends all work; pending tasks reject with `DISPOSED`. */

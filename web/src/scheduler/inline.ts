@@ -3,11 +3,12 @@
  * use, and browsers with `workers: 0`. Same {@link TaskHost} as a worker, minus `postMessage`.
  */
 import { ParquetSkimError, throwIfAborted, toSkimError } from '../errors.js';
+import type { ParquetFileHandle } from '../wasm/parquet_skim_wasm.js';
 import type { Wasm } from '../wasm-loader.js';
 import type { HostResponse } from '../worker/protocol.js';
 import { TaskHost } from '../worker/task-host.js';
 import { CacheKeys } from './cache-keys.js';
-import type { Executor, TaskJob, TaskResult } from './executor.js';
+import type { Executor, FileFooter, TaskJob, TaskResult } from './executor.js';
 
 /** An executor without workers. */
 export class InlineExecutor implements Executor {
@@ -26,16 +27,18 @@ export class InlineExecutor implements Executor {
   }
 
   run(job: TaskJob): Promise<TaskResult> {
-    const result = this.tail.then(() => this.runNow(job));
+    const queuedAt = performance.timeOrigin + performance.now();
+    const result = this.tail.then(() => this.runNow(job, queuedAt));
     this.tail = result.catch(() => undefined);
     return result;
   }
 
-  private async runNow(job: TaskJob): Promise<TaskResult> {
+  private async runNow(job: TaskJob, queuedAt: number): Promise<TaskResult> {
     if (this.disposed) throw new ParquetSkimError('DISPOSED', 'the reader was disposed');
     throwIfAborted(job.signal);
     const { file } = job;
     if (!this.opened.has(file.fileId)) {
+      // Not shown before (a file opened by another reader, say): decode its footer.
       check(this.host.handle({ kind: 'openFile', ...file }));
       this.opened.add(file.fileId);
     }
@@ -51,13 +54,14 @@ export class InlineExecutor implements Executor {
       for (;;) {
         const answer = check(response);
         if (answer?.kind === 'done') {
-          const { ipc, rows, batches, decodeMs, partials, rowsFromCache, wasmMemoryBytes, cache } = answer;
+          const { ipc, rows, batches, decodeMs, startedAt, partials, rowsFromCache, wasmMemoryBytes, cache } = answer;
           const cacheDelta = this.cache.update(cache);
           return {
             ipc,
             rows,
             batches,
             decodeMs,
+            queueMs: Math.max(0, startedAt - queuedAt),
             rowsFromCache,
             wasmMemoryBytes,
             ...(partials !== undefined ? { partials } : {}),
@@ -82,6 +86,11 @@ export class InlineExecutor implements Executor {
 
   cachedBytes(): number {
     return this.cache.bytes;
+  }
+
+  openFile(file: FileFooter, handle: ParquetFileHandle): void {
+    this.host.adopt(file.fileId, handle);
+    this.opened.add(file.fileId);
   }
 
   closeFile(fileId: number): void {

@@ -22,7 +22,7 @@ import { abortReason, ParquetSkimError, toSkimError } from '../errors.js';
 import { type HostRequest, type HostResponse, transferablesOf } from '../worker/protocol.js';
 import { startWorker } from '../worker-script.js';
 import { CacheKeys } from './cache-keys.js';
-import type { Executor, TaskJob, TaskResult } from './executor.js';
+import type { Executor, FileFooter, TaskJob, TaskResult } from './executor.js';
 
 interface Job {
   task: TaskJob;
@@ -33,6 +33,8 @@ interface Job {
   slot: Slot | null;
   /** A request for this job was posted and not yet answered: the worker has work for it. */
   posted: boolean;
+  /** When `run()` took it (absolute milliseconds, comparable with a worker's). */
+  queuedAt: number;
   settled: boolean;
   onAbort: (() => void) | null;
 }
@@ -80,10 +82,12 @@ export class WorkerPool implements Executor {
   private startFailures = 0;
   /** Set when workers cannot start at all: every job rejects with it. */
   private broken: ParquetSkimError | null = null;
-  /** Workers started over the pool's life, replacements included (for tests and stats). */
-  workersStarted = 0;
-  /** Tasks started on a worker while another of its tasks waited for bytes (for tests and stats). */
-  tasksInterleaved = 0;
+  /** Workers started over the pool's life, replacements included. */
+  private workersStarted = 0;
+  /** Tasks started on a worker while another of its tasks waited for bytes. */
+  private tasksInterleaved = 0;
+  /** `performance.now()` when each worker answered `init` (instantiated the core), in order. */
+  private readonly readyAt: number[] = [];
 
   constructor(
     size: number,
@@ -100,6 +104,17 @@ export class WorkerPool implements Executor {
     return this.slots.length;
   }
 
+  /** The pool's counters (see `ReaderStats.workers`). */
+  stats(): { alive: number; ready: number; started: number; readyAt: number[]; tasksInterleaved: number } {
+    return {
+      alive: this.slots.length,
+      ready: this.slots.filter((s) => s.ready).length,
+      started: this.workersStarted,
+      readyAt: [...this.readyAt],
+      tasksInterleaved: this.tasksInterleaved,
+    };
+  }
+
   run(task: TaskJob): Promise<TaskResult> {
     if (this.disposed) return Promise.reject(new ParquetSkimError('DISPOSED', 'the reader was disposed'));
     if (this.broken !== null) return Promise.reject(this.broken);
@@ -112,6 +127,7 @@ export class WorkerPool implements Executor {
         taskId: 0,
         slot: null,
         posted: false,
+        queuedAt: performance.timeOrigin + performance.now(),
         settled: false,
         onAbort: null,
       };
@@ -127,6 +143,14 @@ export class WorkerPool implements Executor {
       this.queue.push(job);
       this.pump();
     });
+  }
+
+  openFile(file: FileFooter): void {
+    for (const slot of this.slots) {
+      if (slot.files.has(file.fileId)) continue;
+      this.post(slot, { kind: 'openFile', ...file });
+      slot.files.add(file.fileId);
+    }
   }
 
   closeFile(fileId: number): void {
@@ -240,6 +264,7 @@ export class WorkerPool implements Executor {
     if (!this.slots.includes(slot)) return;
     if (message.kind === 'ready') {
       slot.ready = true;
+      this.readyAt.push(performance.now());
       this.startFailures = 0;
       return;
     }
@@ -282,6 +307,7 @@ export class WorkerPool implements Executor {
             rows: message.rows,
             batches: message.batches,
             decodeMs: message.decodeMs,
+            queueMs: Math.max(0, message.startedAt - job.queuedAt),
             rowsFromCache: message.rowsFromCache,
             wasmMemoryBytes: message.wasmMemoryBytes,
             ...(message.cache !== undefined ? { cache: message.cache } : {}),

@@ -76,6 +76,8 @@ export interface ScanContext {
   signal?: AbortSignal;
   /** I/O counters, updated as requests complete. */
   cost: PhaseCosts;
+  /** Called when a task, its first bytes fetched, is handed to the executor. */
+  onTaskStart?(task: PlannedTask): void;
   /** Called when a task's result is handed out. */
   onTaskDone?(task: PlannedTask, result: TaskResult): void;
 }
@@ -136,6 +138,7 @@ async function runTask(task: PlannedTask, context: ScanContext, signal: AbortSig
   const cached = cacheKey !== undefined && context.executor.holds(cacheKey);
   const prefetch = cached ? [] : filtered ? task.filterRanges : task.outputRanges;
   const chunks = await io.read(reader, prefetch, signal, filtered ? cost.filter : cost.output);
+  context.onTaskStart?.(task);
   return context.executor.run({
     file: context.file,
     spec: JSON.stringify(task.spec),

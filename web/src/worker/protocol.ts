@@ -34,6 +34,8 @@ export type HostResponse =
       rows: number;
       batches: number;
       decodeMs: number;
+      /** When the host started the task: `performance.timeOrigin + performance.now()` there. */
+      startedAt: number;
       /** Aggregate tasks: the partial results as JSON. */
       partials?: string;
       /** Output rows of filter columns served from the predicate cache. */

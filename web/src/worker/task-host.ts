@@ -18,13 +18,26 @@ type FileHandle = ParquetFileHandle;
 /** Runs host requests against an instantiated core. */
 export class TaskHost {
   private readonly files = new Map<number, FileHandle>();
+  /** Files whose handle belongs to someone else (see {@link TaskHost.adopt}): never freed here. */
+  private readonly borrowed = new Set<number>();
   /** Footers that failed to decode: the error is each of that file's tasks' answer. */
   private readonly failedOpens = new Map<number, unknown>();
   private readonly tasks = new Map<number, Task>();
   /** Time spent in each running task's calls so far (a two-phase task takes two or more). */
   private readonly taskMs = new Map<number, number>();
+  /** When each running task started here (absolute milliseconds, comparable across threads). */
+  private readonly taskStartedAt = new Map<number, number>();
 
   constructor(private readonly wasm: Wasm) {}
+
+  /**
+   * Uses a file already decoded on this thread (the reader's own handle, when tasks run inline)
+   * instead of decoding its footer again. The owner frees it; `closeFile` only forgets it.
+   */
+  adopt(fileId: number, handle: FileHandle): void {
+    this.files.set(fileId, handle);
+    this.borrowed.add(fileId);
+  }
 
   /** Handles one request; returns the response to send, if any. */
   handle(request: HostRequest): HostResponse | undefined {
@@ -43,7 +56,7 @@ export class TaskHost {
         }
         return undefined;
       case 'closeFile':
-        this.files.get(request.fileId)?.free();
+        if (!this.borrowed.delete(request.fileId)) this.files.get(request.fileId)?.free();
         this.files.delete(request.fileId);
         this.failedOpens.delete(request.fileId);
         return undefined;
@@ -56,6 +69,7 @@ export class TaskHost {
               new Error(`task ${request.taskId} names unknown file ${request.fileId}`)
             );
           }
+          this.taskStartedAt.set(request.taskId, performance.timeOrigin + performance.now());
           const task = new this.wasm.Task(file, request.spec);
           this.tasks.set(request.taskId, task);
           return this.push(request.taskId, task, request.chunks);
@@ -89,6 +103,7 @@ export class TaskHost {
       this.taskMs.set(taskId, spent);
       return { kind: 'needs', taskId, ranges: result.needs };
     }
+    const startedAt = this.taskStartedAt.get(taskId) ?? performance.timeOrigin + started;
     this.finish(taskId);
     if (result.ipc === undefined) throw new Error('task finished without output');
     return {
@@ -98,6 +113,7 @@ export class TaskHost {
       rows: result.rows ?? 0,
       batches: result.batches ?? 0,
       decodeMs: spent,
+      startedAt,
       rowsFromCache: result.rowsFromCache ?? 0,
       wasmMemoryBytes: wasmMemoryBytes(),
       ...(result.partials !== undefined ? { partials: result.partials } : {}),
@@ -109,6 +125,7 @@ export class TaskHost {
     const task = this.tasks.get(taskId);
     this.tasks.delete(taskId);
     this.taskMs.delete(taskId);
+    this.taskStartedAt.delete(taskId);
     try {
       task?.free();
     } catch {

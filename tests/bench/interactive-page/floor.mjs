@@ -1,0 +1,35 @@
+/**
+ * The physical floor of a cold page: load, compile parquet-skim's `.wasm` with `compileStreaming`
+ * (the compile floor), and move the byte ranges parquet-skim read with bare `fetch`, in the fewest
+ * rounds (what opening read, then every page at once) — compile and I/O side by side. Then the
+ * same rounds again, warm (the I/O floor of a warm reader).
+ */
+import wasmUrl from '../../../web/dist/wasm/parquet_skim_wasm_bg.wasm?url';
+import { finish, loadTimeline, params, url, warmRuns } from './common.mjs';
+
+const rounds = JSON.parse(params.get('rounds'));
+
+async function move(suffix = '') {
+  const started = performance.now();
+  for (const round of rounds) {
+    await Promise.all(
+      round.map(async (r) => {
+        const response = await fetch(`${url}${suffix}`, { headers: { Range: `bytes=${r.start}-${r.end - 1}` } });
+        if (response.status !== 206) throw new Error(`floor: ${response.status} for ${r.start}-${r.end}`);
+        await response.arrayBuffer();
+      }),
+    );
+  }
+  return performance.now() - started;
+}
+
+const compiling = (async () => {
+  const started = performance.now();
+  await WebAssembly.compileStreaming(fetch(wasmUrl));
+  return { started, ms: performance.now() - started };
+})();
+const [compile, ioMs] = await Promise.all([compiling, move()]);
+const coldMs = performance.now();
+const warm = [];
+for (let i = 0; i < warmRuns; i++) warm.push(await move(`?warm=${i}`));
+finish({ coldMs, compileMs: compile.ms, coldIoMs: ioMs, warm, breakdown: loadTimeline() });

@@ -1,0 +1,79 @@
+/**
+ * parquet-skim in a fresh page, as an app uses it: imported statically, `createReader()` at once,
+ * then `open(url)` and the query — the cold path — and the same query again on the same reader
+ * under another identity of the file (`?warm=i`, so no cache serves it): the warm runs. Records
+ * where the cold path's time went, and the byte ranges it read (the floor page moves the same).
+ */
+import { createReader } from 'parquet-skim';
+import { answerOf } from '../peers-page/answers.mjs';
+import { LOOKUP_KEY } from '../peers-page/queries.mjs';
+import { failure, finish, loadTimeline, query, table, url, warmRuns } from './common.mjs';
+
+function scanOf(file) {
+  if (query === 'first100') return file.scan({ limit: 100 });
+  if (query === 'lookup') return file.scan({ filter: `l_orderkey = ${LOOKUP_KEY}` });
+  throw new Error(`unknown query ${query}`);
+}
+
+async function run(reader, source) {
+  const started = performance.now();
+  const file = await reader.open(source);
+  const scan = scanOf(file);
+  const batches = [];
+  for await (const batch of scan) batches.push(batch);
+  return { started, ended: performance.now(), file, scan, batches };
+}
+
+/** A request log entry's span in this page's clock. */
+const span = (e) => {
+  const start = e.at - performance.timeOrigin;
+  return { start, end: start + e.ms };
+};
+
+try {
+  const reader = await createReader();
+  const cold = await run(reader, url);
+  const answeredAt = cold.ended;
+  const { startup, workers } = reader.stats();
+  const log = cold.file.requestLog();
+  const opening = log.slice(0, cold.file.openStats.requests);
+  const scanning = log.slice(cold.file.openStats.requests);
+  const s = cold.scan.stats;
+  const scanStart = s.timeline.startedAt;
+  const breakdown = {
+    ...loadTimeline(),
+    evaluatedAt: startup.evaluatedAt,
+    compiledAt: startup.compiledAt,
+    createdAt: startup.createdAt,
+    workersReadyAt: workers.readyAt,
+    openStart: cold.file.openStats.startedAt,
+    footerFetchEnd: opening.length > 0 ? Math.max(...opening.map((e) => span(e).end)) : null,
+    openEnd: cold.file.openStats.startedAt + cold.file.openStats.ms,
+    scanStart,
+    ...Object.fromEntries(
+      Object.entries(s.timeline)
+        .filter(([k]) => k !== 'startedAt')
+        .map(([k, v]) => [`scan.${k}`, v === null ? null : scanStart + v]),
+    ),
+    pagesFetchEnd: scanning.length > 0 ? Math.max(...scanning.map((e) => span(e).end)) : null,
+    answeredAt,
+    decodeMs: s.decodeMs,
+    ipcMs: s.ipcMs,
+    queueMs: s.queueMs,
+    requests: log.length,
+    bytes: log.reduce((n, e) => n + e.bytes, 0),
+  };
+  // Two rounds at best: what opening read, then everything the scan read.
+  const ranges = (entries) => entries.filter((e) => e.bytes > 0).map((e) => ({ start: e.start, end: e.end }));
+  const rounds = [ranges(opening), ranges(scanning)].filter((r) => r.length > 0);
+  const answer = answerOf(query, table, { batches: cold.batches });
+  const warm = [];
+  for (let i = 0; i < warmRuns; i++) {
+    const again = await run(reader, `${url}${url.includes('?') ? '&' : '?'}warm=${i}`);
+    warm.push(again.ended - again.started);
+  }
+  finish({ coldMs: answeredAt, coldQueryMs: cold.ended - cold.started, warm, answer, breakdown, rounds });
+  reader.dispose();
+} catch (error) {
+  finish(failure(error));
+}

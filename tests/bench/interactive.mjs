@@ -1,0 +1,298 @@
+/**
+ * Interactive speed: the first 100 rows, and a selective lookup, of TPC-H lineitem SF1 written by
+ * three writers — on a fresh page (the cold path: page load + init + open + query) and on a warm
+ * reader (the query again in the same page) — against the physical floor measured in the same run,
+ * and against the peers.
+ *
+ * - Every system runs in its own page, built by Vite like an app (tests/bench/interactive-page):
+ *   its modules imported statically, apache-arrow bundled the same way for every system that uses
+ *   it. One fresh browser context per run; the page starts the query as soon as its module runs.
+ * - The floor page loads, compiles parquet-skim's `.wasm` with `compileStreaming` and moves, with
+ *   bare `fetch` in two rounds (what opening read, then all of the scan's ranges at once), exactly
+ *   the byte ranges parquet-skim read in that cell (taken from its request log). Its warm runs
+ *   are the I/O floor of a warm reader.
+ * - Peers: parquet-wasm, hyparquet and DuckDB-WASM, through the same modules as the peers
+ *   benchmark (tests/bench/peers-page/system-*.mjs). Every answer is checked equal to
+ *   parquet-skim's before a time is kept.
+ * - Networks: the range server as it is, and with 20 ms added to every request.
+ * - parquet-skim's cold path is broken down: module requests and bytes, `.wasm` fetch and
+ *   compile, `createReader()`, worker start, footer fetch and decode, planning, first request,
+ *   first task, first result, IPC → Arrow, answer (reader.stats(), file.openStats, scan.stats
+ *   .timeline and the Resource Timing API).
+ *
+ * Output: bench/results/<date>-interactive.{json,md}; medians of BENCH_RUNS (default 5) after one
+ * warm-up run. Subsets (comma lists): BENCH_DATA (a, c, pyarrow, duckdb), BENCH_QUERIES
+ * (first100, lookup), BENCH_SYSTEMS (parquet-skim, parquet-wasm, hyparquet, duckdb-wasm),
+ * BENCH_LATENCIES (0, 20); a subset writes no result files unless BENCH_WRITE=1.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import { build } from 'vite';
+import { startRangeServer } from '../server/range-server.mjs';
+import { CHROMIUM_LAUNCH_OPTIONS } from '../support/chromium.mjs';
+import { median, RUNS, repo } from './lib.mjs';
+
+const DATA_DIR = path.join(repo, 'tests/.cache/data');
+const PAGE_DIR = path.join(repo, 'tests/.cache/interactive-page');
+const RUN_TIMEOUT_MS = 60_000;
+
+const LAYOUTS = [
+  {
+    id: 'a',
+    writer: 'arrow-rs (crate/datagen)',
+    file: 'lineitem-sf1.parquet',
+    layout: '1M-row groups, pages ≤ 20k rows, snappy, page index',
+    datagen: ['lineitem', '--sf', '1'],
+  },
+  {
+    id: 'c',
+    writer: 'arrow-rs (crate/datagen)',
+    file: 'lineitem-sf1-rg128k-zstd.parquet',
+    layout: '128k-row groups, 64 KiB pages, zstd, page index',
+    datagen: ['lineitem', '--sf', '1', '--row-group-rows', '131072', '--page-bytes', '65536', '--compression', 'zstd'],
+  },
+  {
+    id: 'pyarrow',
+    writer: 'pyarrow 26, its defaults',
+    file: 'lineitem-sf1-pyarrow.parquet',
+    layout: 'pyarrow defaults',
+  },
+  { id: 'duckdb', writer: 'DuckDB 2.0, its defaults', file: 'lineitem-sf1-duckdb.parquet', layout: 'DuckDB defaults' },
+];
+const QUERIES = { first100: 'first 100 rows, all columns', lookup: 'l_orderkey = 3000323, all columns' };
+const PEERS = { 'parquet-wasm': 'parquet-wasm', hyparquet: 'hyparquet', 'duckdb-wasm': 'duckdb' };
+
+const subset = (name, all) => {
+  const only = process.env[name]?.split(',').filter((s) => s !== '');
+  return { list: only === undefined ? all : all.filter((x) => only.includes(String(x))), partial: only !== undefined };
+};
+const data = subset(
+  'BENCH_DATA',
+  LAYOUTS.map((l) => l.id),
+);
+const queries = subset('BENCH_QUERIES', Object.keys(QUERIES));
+const systems = subset('BENCH_SYSTEMS', ['parquet-skim', ...Object.keys(PEERS)]);
+const latencies = subset('BENCH_LATENCIES', [0, 20]);
+const partial = [data, queries, systems, latencies].some((s) => s.partial) && process.env.BENCH_WRITE !== '1';
+const layouts = LAYOUTS.filter((l) => data.list.includes(l.id));
+
+function generateData() {
+  for (const l of layouts.filter((x) => x.datagen !== undefined)) {
+    const out = path.join(DATA_DIR, l.file);
+    if (existsSync(out)) continue;
+    console.log(`generating ${l.file}`);
+    const args = ['run', '--quiet', '--release', '--locked', '-p', 'parquet-skim-datagen', '--', ...l.datagen];
+    if (spawnSync('cargo', [...args, '--out', out], { cwd: repo, stdio: 'inherit' }).status !== 0) {
+      throw new Error(`datagen failed for ${l.file}`);
+    }
+  }
+  if (layouts.some((l) => l.datagen === undefined)) {
+    const python = path.join(repo, 'tests/.venv/bin/python');
+    const script = path.join(repo, 'tests/bench/write-others.py');
+    const source = path.join(DATA_DIR, 'lineitem-sf1.parquet');
+    if (spawnSync(python, [script, source, DATA_DIR], { stdio: 'inherit' }).status !== 0) {
+      throw new Error('writing the pyarrow/DuckDB files failed');
+    }
+  }
+}
+
+async function buildPages() {
+  const root = path.join(repo, 'tests/bench/interactive-page');
+  const input = Object.fromEntries(
+    (await readdir(root)).filter((f) => f.endsWith('.html')).map((f) => [f.replace('.html', ''), path.join(root, f)]),
+  );
+  await build({
+    root,
+    base: './',
+    logLevel: 'warn',
+    configFile: false,
+    build: {
+      outDir: PAGE_DIR,
+      emptyOutDir: true,
+      target: 'es2022',
+      chunkSizeWarningLimit: 100_000,
+      assetsInlineLimit: 0,
+      rollupOptions: { input },
+    },
+    worker: { format: 'es' },
+  });
+}
+
+/** One page load in a fresh context: the page's `window.result`. */
+async function runPage(browser, pageUrl) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const problems = [];
+  page.on('pageerror', (error) => problems.push(error.message));
+  try {
+    await page.goto(pageUrl);
+    await page.waitForSelector('body[data-done=true]', { state: 'attached', timeout: RUN_TIMEOUT_MS });
+    const result = await page.evaluate(() => window.result);
+    if (result.error !== undefined) throw new Error(result.error);
+    return result;
+  } catch (error) {
+    throw new Error(`${pageUrl}: ${error.message.split('\n')[0]}${problems.length ? ` (${problems.join('; ')})` : ''}`);
+  } finally {
+    await context.close();
+  }
+}
+
+/** A warm-up load, then RUNS loads; the run with the median cold time, and the medians. */
+async function measure(browser, pageUrl) {
+  await runPage(browser, pageUrl);
+  const runs = [];
+  for (let i = 0; i < RUNS; i++) runs.push(await runPage(browser, pageUrl));
+  const cold = median(runs.map((r) => r.coldMs));
+  const middle = runs.find((r) => r.coldMs === cold);
+  return {
+    coldMs: cold,
+    coldQueryMs: runs[0].coldQueryMs === undefined ? null : median(runs.map((r) => r.coldQueryMs)),
+    warmMs: median(runs.map((r) => median(r.warm))),
+    answer: middle.answer,
+    middle,
+    runs: runs.map((r) => ({ coldMs: r.coldMs, coldQueryMs: r.coldQueryMs ?? null, warm: r.warm })),
+  };
+}
+
+const started = performance.now();
+generateData();
+await buildPages();
+const mounts = {
+  '/': PAGE_DIR,
+  '/sample/': DATA_DIR,
+  '/duckdb/': path.join(repo, 'node_modules/duckdb-wasm-1-28/dist'),
+};
+const browser = await chromium.launch(CHROMIUM_LAUNCH_OPTIONS);
+const cells = [];
+try {
+  for (const latencyMs of latencies.list) {
+    const server = await startRangeServer({ mounts, latencyMs });
+    try {
+      for (const l of layouts) {
+        for (const q of queries.list) {
+          const base = `?url=/sample/${l.file}&query=${q}&table=lineitem&warm=3`;
+          const cell = { data: l.id, query: q, latencyMs, systems: {} };
+          const skim = await measure(browser, `${server.url}/skim.html${base}`);
+          cell.systems['parquet-skim'] = skim;
+          const rounds = encodeURIComponent(JSON.stringify(skim.middle.rounds));
+          cell.floor = await measure(browser, `${server.url}/floor.html${base}&rounds=${rounds}`);
+          for (const [name, page] of Object.entries(PEERS)) {
+            if (!systems.list.includes(name)) continue;
+            try {
+              const peer = await measure(browser, `${server.url}/${page}.html${base}`);
+              if (peer.answer !== skim.answer) throw new Error(`answer ${peer.answer}, parquet-skim's ${skim.answer}`);
+              cell.systems[name] = peer;
+            } catch (error) {
+              cell.systems[name] = { error: error.message };
+            }
+          }
+          cells.push(cell);
+          console.log(summaryLine(cell));
+        }
+      }
+    } finally {
+      await server.close();
+    }
+  }
+} finally {
+  await browser.close();
+}
+
+function summaryLine(cell) {
+  const parts = Object.entries(cell.systems).map(([name, r]) =>
+    r.error === undefined ? `${name} ${r.coldMs.toFixed(0)}/${r.warmMs.toFixed(0)}` : `${name} error`,
+  );
+  return `${cell.data} ${cell.query} +${cell.latencyMs}ms: cold/warm ms: ${parts.join(', ')}; floor ${cell.floor.coldMs.toFixed(0)}/${cell.floor.warmMs.toFixed(0)}`;
+}
+
+const fmt = (ms) => (ms === null || ms === undefined ? '–' : ms.toFixed(0));
+
+/** The Markdown tables: cold path, warm query, first vs repeated, and the breakdown. */
+function report() {
+  const lines = [`# Interactive speed (${new Date().toISOString().slice(0, 10)})`, ''];
+  lines.push(
+    `Headless Chromium ${browser.version()}, ${RUNS} runs per cell after a warm-up, medians; range server on 127.0.0.1.`,
+    '',
+    '| data (writer) | query | +latency | parquet-skim cold | fastest peer cold | floor page cold | target | skim warm | I/O floor warm | warm / floor | first / repeated |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  );
+  for (const c of cells) {
+    const skim = c.systems['parquet-skim'];
+    const peers = Object.entries(c.systems).filter(([n, r]) => n !== 'parquet-skim' && r.error === undefined);
+    const fastest = peers.sort((x, y) => x[1].coldMs - y[1].coldMs)[0];
+    const target = Math.max(0.5 * (fastest?.[1].coldMs ?? 0), 1.5 * c.floor.coldMs);
+    const writer = LAYOUTS.find((l) => l.id === c.data)?.writer;
+    lines.push(
+      `| ${c.data} (${writer}) | ${c.query} | ${c.latencyMs} ms | ${fmt(skim.coldMs)} | ${fastest ? `${fmt(fastest[1].coldMs)} (${fastest[0]})` : '–'} | ${fmt(c.floor.coldMs)} | ${fmt(target)} ${skim.coldMs <= target ? '✓' : '✗'} | ${fmt(skim.warmMs)} | ${fmt(c.floor.warmMs)} | ${(skim.warmMs / c.floor.warmMs).toFixed(2)}× | ${(skim.coldQueryMs / skim.warmMs).toFixed(2)}× |`,
+    );
+  }
+  lines.push('', '## Every system, cold page → answer / warm query (ms)', '');
+  const names = ['parquet-skim', ...Object.keys(PEERS)];
+  lines.push(
+    `| data | query | +latency | ${names.join(' | ')} | floor page |`,
+    `|---|---|---:|${names.map(() => '---:').join('|')}|---:|`,
+  );
+  for (const c of cells) {
+    const row = names.map((n) => {
+      const r = c.systems[n];
+      if (r === undefined) return '–';
+      return r.error === undefined ? `${fmt(r.coldMs)} / ${fmt(r.warmMs)}` : 'error';
+    });
+    lines.push(
+      `| ${c.data} | ${c.query} | ${c.latencyMs} ms | ${row.join(' | ')} | ${fmt(c.floor.coldMs)} / ${fmt(c.floor.warmMs)} |`,
+    );
+  }
+  lines.push('', '## Where parquet-skim’s cold path goes (ms since navigation, the median run)', '');
+  const steps = [
+    ['htmlEnd', 'page HTML'],
+    ['modulesEnd', 'modules loaded'],
+    ['evaluatedAt', 'entry module ran'],
+    ['wasmStart', '.wasm requested'],
+    ['wasmEnd', '.wasm downloaded'],
+    ['compiledAt', '.wasm compiled'],
+    ['createdAt', 'createReader() resolved'],
+    ['openStart', 'open() called'],
+    ['footerFetchEnd', 'footer bytes in'],
+    ['openEnd', 'footer decoded (open resolved)'],
+    ['scan.planned', 'scan planned'],
+    ['scan.firstRequest', 'first page request'],
+    ['pagesFetchEnd', 'last page bytes in'],
+    ['scan.firstTask', 'first task handed over'],
+    ['scan.firstResult', 'first result back'],
+    ['scan.firstBatch', 'first Arrow batch'],
+    ['answeredAt', 'answer'],
+  ];
+  const shown = cells.filter((c) => c.latencyMs === latencies.list[0]);
+  lines.push(
+    `| step | ${shown.map((c) => `${c.data} ${c.query}`).join(' | ')} |`,
+    `|---|${shown.map(() => '---:').join('|')}|`,
+  );
+  for (const [key, label] of steps) {
+    lines.push(`| ${label} | ${shown.map((c) => fmt(c.systems['parquet-skim'].middle.breakdown[key])).join(' | ')} |`);
+  }
+  const extra = (label, f) =>
+    lines.push(`| ${label} | ${shown.map((c) => f(c.systems['parquet-skim'].middle.breakdown)).join(' | ')} |`);
+  extra('workers ready', (b) => b.workersReadyAt.map((t) => t.toFixed(0)).join(', ') || '–');
+  extra('module requests / KB', (b) => `${b.moduleRequests} / ${(b.moduleBytes / 1024).toFixed(0)}`);
+  extra('decode / IPC / queue (ms)', (b) => `${fmt(b.decodeMs)} / ${fmt(b.ipcMs)} / ${fmt(b.queueMs)}`);
+  extra('requests / MB', (b) => `${b.requests} / ${(b.bytes / 2 ** 20).toFixed(2)}`);
+  lines.push(
+    `| floor page: compile / I/O (ms) | ${shown.map((c) => `${fmt(c.floor.middle.compileMs)} / ${fmt(c.floor.middle.coldIoMs)}`).join(' | ')} |`,
+  );
+  return lines.join('\n');
+}
+
+const markdown = report();
+console.log(`\n${markdown}`);
+const result = { date: new Date().toISOString().slice(0, 10), runs: RUNS, chromium: browser.version(), layouts, cells };
+if (!partial) {
+  const base = path.join(repo, `bench/results/${result.date}-interactive`);
+  await mkdir(path.dirname(base), { recursive: true });
+  await writeFile(`${base}.json`, `${JSON.stringify(result, null, 2)}\n`);
+  await writeFile(`${base}.md`, `${markdown}\n`);
+  console.log(`wrote ${path.relative(repo, base)}.{json,md}`);
+}
+console.log(`interactive bench: ${((performance.now() - started) / 1000).toFixed(0)} s`);

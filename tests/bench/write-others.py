@@ -1,0 +1,38 @@
+"""Writes TPC-H lineitem as other writers do, with their defaults, for the benchmarks.
+
+Usage: write-others.py SOURCE.parquet OUT_DIR
+
+- ``lineitem-sf1-pyarrow.parquet``: ``pyarrow.parquet.write_table`` with pyarrow's defaults (1Mi-row
+  groups, snappy, dictionaries, 1 MB pages, no page index);
+- ``lineitem-sf1-duckdb.parquet``: DuckDB's ``COPY … TO … (FORMAT parquet)`` with its defaults
+  (122,880-row groups, snappy).
+
+Each is skipped when it exists. The rows are the source's, in its order.
+"""
+
+import os
+import sys
+
+import duckdb
+import pyarrow.parquet as pq
+
+
+def main() -> None:
+    source, out_dir = sys.argv[1], sys.argv[2]
+    pyarrow_out = os.path.join(out_dir, "lineitem-sf1-pyarrow.parquet")
+    if not os.path.exists(pyarrow_out):
+        pq.write_table(pq.read_table(source), pyarrow_out + ".tmp")
+        os.replace(pyarrow_out + ".tmp", pyarrow_out)
+        print(f"wrote {pyarrow_out} (pyarrow {pq.__name__} defaults)")
+    duckdb_out = os.path.join(out_dir, "lineitem-sf1-duckdb.parquet")
+    if not os.path.exists(duckdb_out):
+        con = duckdb.connect()
+        con.execute(
+            f"COPY (SELECT * FROM read_parquet('{source}')) TO '{duckdb_out}.tmp' (FORMAT parquet)"
+        )
+        os.replace(duckdb_out + ".tmp", duckdb_out)
+        print(f"wrote {duckdb_out} (DuckDB {duckdb.__version__} defaults)")
+
+
+if __name__ == "__main__":
+    main()
