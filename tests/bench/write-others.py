@@ -14,6 +14,7 @@ import os
 import sys
 
 import duckdb
+import pyarrow
 import pyarrow.parquet as pq
 
 
@@ -23,7 +24,7 @@ def main() -> None:
     if not os.path.exists(pyarrow_out):
         pq.write_table(pq.read_table(source), pyarrow_out + ".tmp")
         os.replace(pyarrow_out + ".tmp", pyarrow_out)
-        print(f"wrote {pyarrow_out} (pyarrow {pq.__name__} defaults)")
+        print(f"wrote {pyarrow_out} (pyarrow {pyarrow.__version__} defaults)")
     duckdb_out = os.path.join(out_dir, "lineitem-sf1-duckdb.parquet")
     if not os.path.exists(duckdb_out):
         con = duckdb.connect()

@@ -172,3 +172,34 @@ test('errors from Rust reach the page as typed errors, from the main thread and 
   expect(result.workersAfter).toBe(2);
   expect(result.rowsAfter).toBe(7300);
 });
+
+test('warmUp: each worker and the page run the core over its embedded file first; answers unchanged', async ({
+  harness,
+}) => {
+  const result = await harness.evaluate(async () => {
+    const { skim } = window.harness;
+    const read = async (warmUp: boolean) => {
+      const reader = await skim.createReader({ workers: 2, warmUp });
+      await reader.ready;
+      // Both passes run as soon as their thread is idle.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      const file = await reader.open('/sample/lineitem-sf1.parquet');
+      const table = await file.scan({ columns: ['l_orderkey', 'l_comment'], limit: 50 }).toTable();
+      const stats = reader.stats();
+      reader.dispose();
+      return {
+        rows: table.numRows,
+        keys: Array.from(table.getChild('l_orderkey')?.toArray() ?? [], Number),
+        workersWarmed: stats.workers.warmedAt.length,
+        pageWarmed: stats.startup.warmedAt !== null,
+      };
+    };
+    return { warm: await read(true), cold: await read(false) };
+  });
+  expect(result.warm.workersWarmed).toBe(2);
+  expect(result.warm.pageWarmed).toBe(true);
+  expect(result.cold.workersWarmed).toBe(0);
+  expect(result.cold.pageWarmed).toBe(false);
+  expect(result.warm.rows).toBe(50);
+  expect(result.warm.keys).toEqual(result.cold.keys);
+});

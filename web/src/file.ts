@@ -11,11 +11,12 @@ import { batchesFromIpc, schemaFromIpc } from './arrow.js';
 import { invalidArgument, ParquetSkimError, throwIfAborted, toSkimError } from './errors.js';
 import { type FilterAst, FilterExpr } from './filter.js';
 import type { IoQueue } from './io/io-queue.js';
+import type { Source } from './io/source.js';
 import type { FileMetadata, RequestLogEntry } from './metadata.js';
 import { type RowGroupFate, Scan, type ScanStats } from './scan.js';
 import type { Executor, FileFooter, TaskResult } from './scheduler/executor.js';
 import { type PhaseCosts, type ReadPlan, runPlan } from './scheduler/scheduler.js';
-import type { ParquetFileHandle, Source } from './wasm/parquet_skim_wasm.js';
+import type { ParquetFileHandle } from './wasm/parquet_skim_wasm.js';
 
 /** Options of {@link ParquetFile.scan}. */
 export interface ScanOptions {
@@ -59,6 +60,8 @@ export interface FileContext {
   executor: Executor;
   /** Most planned bytes of tasks fetched ahead of the consumer. */
   readAheadBytes: number;
+  /** A filtered task's output pages up to this many bytes are fetched with its filter pages. */
+  prefetchOutputBytes: number;
   /** Predicate-cache bytes for all concurrently running tasks together. */
   cacheBytes: number;
   assertOpen(): void;
@@ -124,7 +127,7 @@ export class ParquetFile {
 
   /** Every read made for this file so far: range, HTTP status, bytes, milliseconds. */
   requestLog(): RequestLogEntry[] {
-    return JSON.parse(this.source.requestLog()) as RequestLogEntry[];
+    return this.source.requestLog();
   }
 
   /**
@@ -241,6 +244,7 @@ export class ParquetFile {
         io: this.context.io,
         executor: this.context.executor,
         readAheadBytes: this.context.readAheadBytes,
+        prefetchOutputBytes: this.context.prefetchOutputBytes,
         ...(signal !== undefined ? { signal } : {}),
         cost,
         onTaskStart: () => {

@@ -11,12 +11,14 @@
 import { invalidArgument, ParquetSkimError, toSkimError } from './errors.js';
 import { ParquetFile } from './file.js';
 import type { FilterAst } from './filter.js';
+import type { HttpOptions } from './io/http.js';
 import { IoQueue } from './io/io-queue.js';
+import { BlobSource, BytesSource, HttpSource, type Source } from './io/source.js';
 import type { Executor } from './scheduler/executor.js';
 import { InlineExecutor } from './scheduler/inline.js';
 import { WorkerPool } from './scheduler/pool.js';
-import type { ParquetFileHandle, Source } from './wasm/parquet_skim_wasm.js';
-import { compileWasm, EVALUATED_AT, instantiateWasm, type Wasm } from './wasm-loader.js';
+import type { ParquetFileHandle } from './wasm/parquet_skim_wasm.js';
+import { checkWasmSimd, compileWasm, EVALUATED_AT, instantiateWasm, type Wasm } from './wasm-loader.js';
 
 declare global {
   // The one WebAssembly type the public API names (`wasmUrl`). lib.dom and lib.webworker declare it
@@ -41,11 +43,26 @@ export interface ReaderOptions {
   /** Most planned bytes a scan fetches ahead of its consumer (default 256 MiB). */
   readAheadBytes?: number;
   /**
+   * With a filter, a task's output pages are fetched together with its filter pages when all of
+   * them (what the plan allows for) take at most this many bytes (default 1 MiB): a lookup then
+   * costs one round trip, not two. 0 always waits for the filter to say which pages are needed.
+   */
+  prefetchOutputBytes?: number;
+  /**
    * Bytes of decoded filter columns kept to serve the same columns' output instead of decoding
    * them twice (the predicate cache), shared by the tasks running at once (default 64 MiB; 0
    * turns it off). Over budget, a task simply decodes again.
    */
   cacheBytes?: number;
+  /**
+   * Run the core once over a small embedded file when the reader starts — in each worker before
+   * its first task, and on this thread (open and plan) as soon as it is idle — so that the first
+   * query runs code that has run before (default false). Measured in Chromium (tests/bench/
+   * interactive.mjs): the first 100 rows' decode went from 22 to 7 ms and the footer's from about
+   * 70 to 27 ms, but the passes cost more than that on two cores, and the cold page got slower
+   * (first 100 rows: 410 ms without, 430–497 ms with).
+   */
+  warmUp?: boolean;
   /** Where the `.wasm` is (default: next to this module), or a compiled module. */
   wasmUrl?: string | URL | WebAssembly.Module;
   /** Where the worker script is (default: `worker.js` next to this package's entry module; another origin's works too). */
@@ -117,10 +134,18 @@ export interface ReaderStats {
   startup: {
     /** The package's entry module was evaluated. */
     evaluatedAt: number;
-    /** `createReader()` was called; the `.wasm` was compiled (fetch included); it resolved. */
+    /**
+     * `createReader()` was called; the `.wasm` was compiled (fetch included); the core was
+     * instantiated on this thread (`reader.ready` resolved). `null` until then.
+     */
     createCalledAt: number;
-    compiledAt: number;
-    createdAt: number;
+    compiledAt: number | null;
+    createdAt: number | null;
+    /**
+     * This thread's warm-up pass ended (with `warmUp: true`; see {@link ReaderOptions.warmUp}).
+     * `null` until then, or without one.
+     */
+    warmedAt: number | null;
   };
   workers: {
     /** Alive now, of which `ready` (script loaded, core instantiated). */
@@ -130,6 +155,8 @@ export interface ReaderStats {
     started: number;
     /** When each worker became ready, in order. */
     readyAt: number[];
+    /** When each worker finished warming its code up (before its first task), in order. */
+    warmedAt: number[];
     /** Tasks a worker started while another of its tasks waited for bytes. */
     tasksInterleaved: number;
   };
@@ -141,6 +168,13 @@ export const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
 /** Default bound on planned bytes a scan fetches ahead of its consumer. */
 export const DEFAULT_READ_AHEAD_BYTES = 256 * 1024 * 1024;
 
+/**
+ * Default bound on a filtered task's output pages fetched with its filter pages: a round trip
+ * costs more than moving that much on most networks (20 ms at 400 Mbit/s is 1 MB), and for a
+ * lookup the bound is about what the second phase would fetch anyway.
+ */
+export const DEFAULT_PREFETCH_OUTPUT_BYTES = 1024 * 1024;
+
 /** Default bytes read from the end of a file at open. */
 export const DEFAULT_FOOTER_READ_BYTES = 512 * 1024;
 
@@ -150,24 +184,47 @@ export class Reader {
   private nextFileId = 1;
   /** Aborted by {@link Reader.dispose}, with a `DISPOSED` error as the reason. */
   private readonly lifetime = new AbortController();
+  /** The core on this thread, once compiled and instantiated. */
+  private core: Wasm | undefined;
+  private readonly loading: Promise<Wasm>;
 
   /** @internal */
   constructor(
-    private readonly wasm: Wasm,
+    wasm: Promise<Wasm>,
     /** The executor tasks run on (a worker pool, or inline). */
     private readonly executor: Executor,
     private readonly io: IoQueue,
-    private readonly readAheadBytes: number,
-    private readonly cacheBytes: number,
+    private readonly tuning: { readAheadBytes: number; cacheBytes: number; prefetchOutputBytes: number },
     private readonly startup: ReaderStats['startup'],
-  ) {}
+  ) {
+    this.loading = wasm.then(
+      (core) => {
+        this.core = core;
+        return core;
+      },
+      (error: unknown) => {
+        throw toSkimError(error);
+      },
+    );
+    // Not every caller awaits `ready`: a failed load surfaces at the first open instead.
+    this.loading.catch(() => undefined);
+  }
+
+  /**
+   * Resolves once the WebAssembly core is compiled and instantiated on this thread; rejects with
+   * the reason it could not be loaded. `createReader()` does not wait for it, so the first
+   * `open()` can read a URL's footer while the core still compiles; `open()` waits by itself.
+   */
+  get ready(): Promise<void> {
+    return this.loading.then(() => undefined);
+  }
 
   /** When the reader started, and what its workers did (see {@link ReaderStats}). */
   stats(): ReaderStats {
     const workers =
       this.executor instanceof WorkerPool
         ? this.executor.stats()
-        : { alive: 0, ready: 0, started: 0, readyAt: [], tasksInterleaved: 0 };
+        : { alive: 0, ready: 0, started: 0, readyAt: [], warmedAt: [], tasksInterleaved: 0 };
     return { startup: { ...this.startup }, workers };
   }
 
@@ -184,30 +241,29 @@ export class Reader {
       throw invalidArgument('footerReadBytes', 'a whole number >= 8', footerReadBytes);
     }
     const limits = decodingLimits(options);
-    const wasmSource = this.makeSource(source, options);
     const startedAt = performance.now();
+    const reads = this.makeSource(source, options);
+    // The tail is on its way while the core may still compile.
+    const tail = reads.readTail(footerReadBytes);
+    tail.catch(() => undefined);
     try {
-      const openLimits =
-        options.maxMetadataBytes === undefined
-          ? undefined
-          : JSON.stringify({ maxMetadataBytes: options.maxMetadataBytes });
-      const handle = (await wasmSource.open(footerReadBytes, openLimits)) as ParquetFileHandle;
+      const wasm = await this.loading;
+      const handle = await loadMetadata(wasm, reads, await tail, options.maxMetadataBytes);
       this.assertOpen();
       const fileId = this.nextFileId++;
       return new ParquetFile(
         {
           io: this.io,
           executor: this.executor,
-          readAheadBytes: this.readAheadBytes,
-          cacheBytes: this.cacheBytes,
+          ...this.tuning,
           assertOpen: () => this.assertOpen(),
           lifetime: this.lifetime.signal,
           parseFilter: (sql) => this.parseFilter(sql),
         },
-        wasmSource,
+        reads,
         handle,
         fileId,
-        fileKeyOf(source, wasmSource.version, handle.fileLen),
+        fileKeyOf(source, reads.version, handle.fileLen),
         limits,
         startedAt,
       );
@@ -221,8 +277,14 @@ export class Reader {
    * as the user types. Throws an `INVALID_FILTER` error whose `position` is the offending offset.
    */
   parseFilter(sql: string): FilterAst {
+    if (this.core === undefined) {
+      throw new ParquetSkimError(
+        'INVALID_ARGUMENT',
+        "reader.parseFilter() needs the reader's WebAssembly core, which is still loading: await reader.ready first (open() waits by itself)",
+      );
+    }
     try {
-      return JSON.parse(this.wasm.parseFilter(sql)) as FilterAst;
+      return JSON.parse(this.core.parseFilter(sql)) as FilterAst;
     } catch (error) {
       throw toSkimError(error);
     }
@@ -244,21 +306,49 @@ export class Reader {
   }
 
   private makeSource(source: ParquetSource, options: OpenOptions): Source {
-    const { Source } = this.wasm;
     if (typeof source === 'string' || source instanceof URL) {
       const url = resolveUrl(source);
-      const headers = Array.isArray(options.headers) ? options.headers : Object.entries(options.headers ?? {});
       if (options.size !== undefined && (!Number.isSafeInteger(options.size) || options.size < 0)) {
         throw invalidArgument('size', 'a whole number of bytes', options.size);
       }
-      return Source.fromUrl(url, headers.flat(), options.credentials, options.size, requestPolicy(url, options));
+      return new HttpSource(url, httpOptions(url, options), options.size);
     }
-    if (typeof Blob !== 'undefined' && source instanceof Blob) return Source.fromBlob(source);
-    if (source instanceof ArrayBuffer) return Source.fromBytes(new Uint8Array(source));
+    if (typeof Blob !== 'undefined' && source instanceof Blob) return new BlobSource(source);
+    if (source instanceof ArrayBuffer) return new BytesSource(new Uint8Array(source));
     if (ArrayBuffer.isView(source)) {
-      return Source.fromBytes(new Uint8Array(source.buffer, source.byteOffset, source.byteLength));
+      return new BytesSource(new Uint8Array(source.buffer, source.byteOffset, source.byteLength));
     }
     throw invalidArgument('source', 'a URL, a Blob/File, an ArrayBuffer or a Uint8Array', source);
+  }
+}
+
+/**
+ * Decodes a file's metadata from the open's tail read, reading more where the footer or page
+ * index does not fit in it (one request per ask: their pieces are adjacent).
+ */
+async function loadMetadata(
+  wasm: Wasm,
+  source: Source,
+  tail: { start: number; data: Uint8Array },
+  maxMetadataBytes: number | undefined,
+): Promise<ParquetFileHandle> {
+  const limits = maxMetadataBytes === undefined ? undefined : JSON.stringify({ maxMetadataBytes });
+  const loader = new wasm.MetadataLoader(source.fileLen ?? tail.start + tail.data.byteLength, limits);
+  try {
+    loader.push(tail.start, tail.data);
+    for (;;) {
+      const needs = loader.needs();
+      if (needs.length === 0) return loader.finish();
+      let start = Number.POSITIVE_INFINITY;
+      let end = 0;
+      for (let i = 0; i + 1 < needs.length; i += 2) {
+        start = Math.min(start, needs[i] as number);
+        end = Math.max(end, needs[i + 1] as number);
+      }
+      loader.push(start, await source.read(start, end));
+    }
+  } finally {
+    loader.free();
   }
 }
 
@@ -326,11 +416,11 @@ function decodingLimits(options: OpenOptions): Record<string, unknown> {
   return limits;
 }
 
-/** The retry, timeout and precondition options of an open, checked, as the core takes them. */
-function requestPolicy(url: string, options: OpenOptions): string {
-  const whole = (name: keyof OpenOptions, max: number): number | undefined => {
+/** The request options of an open, checked, with their defaults. */
+function httpOptions(url: string, options: OpenOptions): HttpOptions {
+  const whole = (name: keyof OpenOptions, max: number, fallback: number): number => {
     const value = options[name];
-    if (value === undefined) return undefined;
+    if (value === undefined) return fallback;
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > max) {
       throw invalidArgument(name, `a whole number from 0 to ${max}`, value);
     }
@@ -339,16 +429,28 @@ function requestPolicy(url: string, options: OpenOptions): string {
   if (options.conditional !== undefined && typeof options.conditional !== 'boolean') {
     throw invalidArgument('conditional', 'a boolean', options.conditional);
   }
+  const credentials = options.credentials;
+  if (credentials !== undefined && !['omit', 'same-origin', 'include'].includes(credentials)) {
+    throw invalidArgument('credentials', "'omit', 'same-origin' or 'include'", `'${credentials}'`);
+  }
+  const headers = Array.isArray(options.headers) ? options.headers : Object.entries(options.headers ?? {});
+  for (const pair of headers) {
+    if (!Array.isArray(pair) || pair.length !== 2 || pair.some((part) => typeof part !== 'string')) {
+      throw invalidArgument('headers', 'name/value pairs of strings', JSON.stringify(pair));
+    }
+  }
   const origin = (globalThis as { location?: { origin: string } }).location?.origin;
   // In Node there is no CORS, so preconditions cost nothing.
   const sameOrigin = origin === undefined || new URL(url).origin === origin;
-  return JSON.stringify({
-    retries: whole('retries', 100),
-    retryDelayMs: whole('retryDelayMs', 60_000),
-    timeoutMs: whole('timeoutMs', 2 ** 31 - 1),
-    maxFullBodyBytes: whole('maxFullBodyBytes', Number.MAX_SAFE_INTEGER),
+  return {
+    headers: headers as Array<[string, string]>,
+    ...(credentials !== undefined ? { credentials } : {}),
+    retries: whole('retries', 100, 3),
+    retryDelayMs: whole('retryDelayMs', 60_000, 250),
+    timeoutMs: whole('timeoutMs', 2 ** 31 - 1, 30_000),
+    maxFullBodyBytes: whole('maxFullBodyBytes', Number.MAX_SAFE_INTEGER, 8 * 1024 * 1024),
     conditional: options.conditional ?? sameOrigin,
-  });
+  };
 }
 
 function resolveUrl(source: string | URL): string {
@@ -385,22 +487,59 @@ export async function createReader(options: ReaderOptions = {}): Promise<Reader>
   if (!Number.isSafeInteger(cacheBytes) || cacheBytes < 0) {
     throw invalidArgument('cacheBytes', 'a whole number of bytes >= 0', cacheBytes);
   }
+  const warmUp = options.warmUp ?? false;
+  if (typeof warmUp !== 'boolean') throw invalidArgument('warmUp', 'a boolean', warmUp);
+  const prefetchOutputBytes = options.prefetchOutputBytes ?? DEFAULT_PREFETCH_OUTPUT_BYTES;
+  if (!Number.isSafeInteger(prefetchOutputBytes) || prefetchOutputBytes < 0) {
+    throw invalidArgument('prefetchOutputBytes', 'a whole number of bytes >= 0', prefetchOutputBytes);
+  }
   const io = new IoQueue({
     ...(options.ioConcurrency !== undefined ? { concurrency: options.ioConcurrency } : {}),
     ...(options.coalesceGapBytes !== undefined ? { gapBytes: options.coalesceGapBytes } : {}),
     ...(options.maxRequestBytes !== undefined ? { maxRequestBytes: options.maxRequestBytes } : {}),
   });
+  // Without WebAssembly SIMD nothing else can work: say so now.
   try {
-    const createCalledAt = performance.now();
-    const module = await compileWasm(options.wasmUrl);
-    const compiledAt = performance.now();
-    const wasm = await instantiateWasm(module);
-    const executor = workers === 0 ? new InlineExecutor(wasm) : new WorkerPool(workers, module, options.workerUrl);
-    const startup = { evaluatedAt: EVALUATED_AT, createCalledAt, compiledAt, createdAt: performance.now() };
-    return new Reader(wasm, executor, io, readAheadBytes, cacheBytes, startup);
+    checkWasmSimd();
   } catch (error) {
     throw toSkimError(error);
   }
+  const startup: ReaderStats['startup'] = {
+    evaluatedAt: EVALUATED_AT,
+    createCalledAt: performance.now(),
+    compiledAt: null,
+    createdAt: null,
+    warmedAt: null,
+  };
+  // Nothing below waits: workers load their script while the core compiles, and the first open
+  // reads its footer meanwhile.
+  const module = compileWasm(options.wasmUrl).then((compiled) => {
+    startup.compiledAt = performance.now();
+    return compiled;
+  });
+  const wasm = module.then(async (compiled) => {
+    const instance = await instantiateWasm(compiled);
+    startup.createdAt = performance.now();
+    // The page's part of a first query (open, plan) warmed up as soon as the thread is idle — while
+    // the first open's footer is on its way, typically. Not with inline decoding: there the
+    // caller's own work is next, and a pass would only delay it.
+    if (warmUp && workers > 0) {
+      setTimeout(() => {
+        try {
+          instance.warmUp(false);
+          startup.warmedAt = performance.now();
+        } catch {
+          // No warm-up: the first query just runs cold.
+        }
+      }, 0);
+    }
+    return instance;
+  });
+  const executor =
+    workers === 0
+      ? new InlineExecutor(wasm)
+      : new WorkerPool(workers, module, { warmUp, workerUrl: options.workerUrl });
+  return new Reader(wasm, executor, io, { readAheadBytes, cacheBytes, prefetchOutputBytes }, startup);
 }
 
 let defaultReader: Promise<Reader> | undefined;

@@ -40,11 +40,27 @@ export function checkWasmSimd(): void {
   }
 }
 
+/**
+ * The default `.wasm`, requested as soon as this module is evaluated in a page (not in a worker,
+ * nor in Node), so that its download and compile overlap whatever the app does before
+ * `createReader()`. A reader with another `wasmUrl` does not use it.
+ */
+const eager: Promise<WebAssembly.Module> | undefined =
+  typeof document !== 'undefined' && typeof WebAssembly !== 'undefined' && WebAssembly.validate(SIMD_PROBE)
+    ? compileFrom(defaultWasmUrl())
+    : undefined;
+// A failure is reported to the reader that uses it, not as an unhandled rejection.
+eager?.catch(() => undefined);
+
 /** Compiles the core from a URL (default: next to this module), or passes a compiled module through. */
 export async function compileWasm(source?: string | URL | WebAssembly.Module): Promise<WebAssembly.Module> {
   if (source instanceof WebAssembly.Module) return source;
   checkWasmSimd();
-  const url = source === undefined ? defaultWasmUrl() : new URL(source, import.meta.url);
+  if (source === undefined && eager !== undefined) return eager;
+  return compileFrom(source === undefined ? defaultWasmUrl() : new URL(source, import.meta.url));
+}
+
+async function compileFrom(url: URL): Promise<WebAssembly.Module> {
   if (url.protocol === 'file:') {
     // Hidden from bundlers: only Node reaches this branch.
     const fsModule = ['node', 'fs/promises'].join(':');

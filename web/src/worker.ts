@@ -1,6 +1,8 @@
 /**
- * The Web Worker script: instantiate the core from the module the scheduler posts, then answer
- * requests with a {@link TaskHost}. Results are transferred, never copied.
+ * The Web Worker script: instantiate the core from the module the scheduler posts, answer `ready`,
+ * warm the code up if asked (while no task has come yet), then answer requests with a
+ * {@link TaskHost}.
+ * Results are transferred, never copied.
  */
 import { serializeError } from './errors.js';
 import { instantiateWasm } from './wasm-loader.js';
@@ -39,5 +41,12 @@ scope.onmessage = (event) => {
     }
     if (response === undefined) return;
     scope.postMessage(response, response.kind === 'done' ? [response.ipc.buffer as ArrayBuffer] : []);
+    if (response.kind === 'ready' && request.kind === 'init' && request.warmUp) {
+      // Idle until its first task: warm the code up for it (see TaskHost.warmUp).
+      setTimeout(() => {
+        const warmed = h.warmUp(true);
+        if (warmed !== undefined) scope.postMessage(warmed, []);
+      }, 0);
+    }
   }, fail);
 };

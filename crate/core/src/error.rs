@@ -44,37 +44,6 @@ pub enum SkimError {
     TypeMismatch { detail: String },
     /// An option passed by the caller is out of range or malformed.
     InvalidArgument { name: String, detail: String },
-    /// The server answered a range request with an error status (after `attempts` tries, for
-    /// the transient ones: 429, 502, 503, 504).
-    HttpStatus {
-        url: String,
-        status: u16,
-        range: String,
-        attempts: u32,
-        /// What the reader had already tried, when this request was its way around it (e.g. a
-        /// server that refused the suffix range of the open).
-        note: Option<String>,
-    },
-    /// The server sent an HTML page where the file's bytes were expected: a wrong URL, most
-    /// often, that a dev server answered with its `index.html`. Code `INVALID_FILE`.
-    HtmlPage {
-        url: String,
-        /// How it showed: `200, Content-Type: text/html`, or what its bytes start with.
-        evidence: String,
-    },
-    /// No complete answer within the request timeout, `attempts` times in a row.
-    Timeout { url: String, ms: u64, attempts: u32 },
-    /// The server applied a `Content-Encoding` (gzip, …) to a range, so the bytes received are
-    /// not the file's bytes at the offsets asked.
-    ContentEncoding { url: String, detail: String },
-    /// The server ignored the `Range` header (answered 200 with the whole body).
-    RangeNotSupported { url: String, detail: String },
-    /// The server answered with a `Content-Range` that does not match what was asked.
-    BadContentRange { url: String, detail: String },
-    /// The file changed between two reads (its ETag or Last-Modified differs).
-    FileChanged { url: String, detail: String },
-    /// The request did not complete: DNS, connection, CORS, or a body cut mid-stream.
-    Network { url: String, detail: String },
     /// A bug in parquet-skim: an invariant did not hold.
     Internal { detail: String },
 }
@@ -91,14 +60,6 @@ impl SkimError {
             Self::InvalidFilter { .. } => "INVALID_FILTER",
             Self::TypeMismatch { .. } => "TYPE_MISMATCH",
             Self::InvalidArgument { .. } => "INVALID_ARGUMENT",
-            Self::HttpStatus { .. } => "HTTP_STATUS",
-            Self::HtmlPage { .. } => "INVALID_FILE",
-            Self::Timeout { .. } => "TIMEOUT",
-            Self::ContentEncoding { .. } => "CONTENT_ENCODING",
-            Self::RangeNotSupported { .. } => "RANGE_NOT_SUPPORTED",
-            Self::BadContentRange { .. } => "BAD_CONTENT_RANGE",
-            Self::FileChanged { .. } => "FILE_CHANGED",
-            Self::Network { .. } => "NETWORK",
             Self::Internal { .. } => "INTERNAL",
         }
     }
@@ -237,78 +198,6 @@ impl fmt::Display for SkimError {
             Self::InvalidArgument { name, detail } => {
                 write!(f, "invalid option '{name}': {detail}")
             }
-            Self::HttpStatus {
-                url,
-                status,
-                range,
-                attempts,
-                note,
-            } => {
-                if let Some(note) = note {
-                    write!(f, "{note}; then ")?;
-                }
-                write!(
-                    f,
-                    "expected 206 Partial Content for {range} of {url}, but the server answered \
-                     {status}"
-                )?;
-                if *attempts > 1 {
-                    write!(f, " {attempts} times in a row")?;
-                }
-                let hint = match status {
-                    401 | 403 => "check the credentials (headers, credentials mode) and the URL",
-                    404 | 410 => "check the URL: the file is not there",
-                    416 if range == "bytes=0-3" => {
-                        "the file is empty, or the server refuses range requests"
-                    }
-                    416 => "the file is shorter than expected: it may have been replaced",
-                    429 | 502 | 503 | 504 => {
-                        "the server is unavailable; try later, or raise `retries`"
-                    }
-                    _ => "check the URL, credentials and that the server allows range requests",
-                };
-                write!(f, "; {hint}")
-            }
-            Self::HtmlPage { url, evidence } => write!(
-                f,
-                "expected a Parquet file at {url}, but the server sent an HTML page \
-                 ({evidence}): is the URL right? Dev servers (Vite, webpack) answer a path that \
-                 does not exist with their index.html"
-            ),
-            Self::Timeout { url, ms, attempts } => write!(
-                f,
-                "expected an answer from {url} within {ms} ms, but none came complete \
-                 ({attempts} attempt{}); the server is slow or stalled: try again, or raise \
-                 `timeoutMs`",
-                if *attempts == 1 { "" } else { "s" }
-            ),
-            Self::ContentEncoding { url, detail } => write!(
-                f,
-                "expected the file's own bytes from {url}, but {detail}; serve Parquet files \
-                 without Content-Encoding (they are compressed already), e.g. exclude them from \
-                 the server's gzip/brotli compression"
-            ),
-            Self::RangeNotSupported { url, detail } => write!(
-                f,
-                "expected the server to honour the Range header for {url}, but {detail}; serve \
-                 the file from a server that supports HTTP range requests"
-            ),
-            Self::BadContentRange { url, detail } => write!(
-                f,
-                "expected a Content-Range matching the request for {url}, but {detail}"
-            ),
-            Self::FileChanged { url, detail } => write!(
-                f,
-                "expected {url} to stay the same during reading, but it changed ({detail}); open \
-                 the file again"
-            ),
-            Self::Network { url, detail } => write!(
-                f,
-                "the request for {url} failed: {detail}. Check the network, the URL, the \
-                 server's CORS headers (allow Range; expose Content-Range, Content-Length, ETag), \
-                 and that it sends ranges without a Content-Encoding such as gzip (browsers \
-                 refuse those: net::ERR_CONTENT_DECODING_FAILED in the console)"
-            ),
             Self::Internal { detail } => {
                 write!(
                     f,

@@ -16,6 +16,8 @@
 //! - [`aggregate`]: count/sum/min/max folded inside a task (fusion)
 //! - [`ipc`]: record batches → Arrow IPC stream bytes
 //! - [`error`]: [`SkimError`], every failure with a stable code
+//! - [`warm_up`]: one pass over a small embedded file, so a fresh instance's first query runs
+//!   warm code
 //!
 //! I/O lives outside this crate (in `parquet-skim-wasm` and the JS scheduler): every function
 //! here answers "which bytes" or consumes bytes it is given.
@@ -35,6 +37,7 @@ mod rebase;
 pub mod summary;
 pub mod task;
 mod thrift;
+pub mod warm_up;
 
 pub use error::{Result, SkimError};
 pub use filter::{parse_sql, Expr};

@@ -5,7 +5,9 @@
 //! - `parquet-skim-datagen hits --rows 2000000 --out hits.parquet` writes a ClickBench-hits-like
 //!   string-heavy table (see `hits.rs`);
 //! - `parquet-skim-datagen big-template --out DIR` writes the template of a > 4 GiB virtual file
-//!   (one real row group repeated, with a footer for all copies; see `big.rs`).
+//!   (one real row group repeated, with a footer for all copies; see `big.rs`);
+//! - `parquet-skim-datagen warm-up --out crate/core/warm-up.parquet` writes the small file the
+//!   reader warms its code up with (see `warm_up.rs`).
 //!
 //! Both with the arrow-rs Parquet writer: page-level statistics so the file has a column index
 //! and an offset index, string columns as plain `Utf8`. The same arguments always give the same
@@ -30,6 +32,7 @@ use parquet::schema::types::ColumnPath;
 
 mod big;
 mod hits;
+mod warm_up;
 
 /// Near-unique lineitem columns: a dictionary cannot compress them.
 const NO_DICTIONARY: [&str; 5] = [
@@ -72,6 +75,12 @@ fn main() -> ExitCode {
         Some("big-template") => match &args[1..] {
             [flag, dir] if flag == "--out" => big::write_template(std::path::Path::new(dir)),
             _ => Err("usage: parquet-skim-datagen big-template --out DIR".into()),
+        },
+        Some("warm-up") => match &args[1..] {
+            [flag, path] if flag == "--out" => warm_up::bytes().and_then(|bytes| {
+                std::fs::write(path, &bytes).map_err(|e| format!("writing {path}: {e}"))
+            }),
+            _ => Err("usage: parquet-skim-datagen warm-up --out PATH".into()),
         },
         _ => parse(args).and_then(|o| write(&o)),
     };

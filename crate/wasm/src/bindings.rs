@@ -1,18 +1,16 @@
 //! The JS API of the WebAssembly module: the only `#[wasm_bindgen]` exports.
 //!
-//! Each export is a thin wrapper: convert arguments, call `parquet-skim-core` or [`Source`],
-//! convert the `SkimError` into a JS error with a `code`. Structured results cross as JSON text
-//! (plans, summaries, logs: small, and `JSON.parse` is fast) or as `Uint8Array` (bytes, IPC).
-//! Positions are `f64` on the JS side and checked to be exact integers below 2^53.
-//!
-//! Async methods clone an `Rc` before awaiting so no borrow of a JS-owned object spans an await.
+//! Each export is a thin wrapper: convert arguments, call `parquet-skim-core`, convert the
+//! `SkimError` into a JS error with a `code`. Structured results cross as JSON text (plans,
+//! summaries: small, and `JSON.parse` is fast) or as `Uint8Array` (bytes, IPC). Positions are
+//! `f64` on the JS side and checked to be exact integers below 2^53. Nothing here does I/O: JS
+//! reads the bytes (`web/src/io`) and pushes them in.
 
 use std::cell::RefCell;
-use std::ops::Range;
 use std::rc::Rc;
 
 use bytes::Bytes;
-use js_sys::{Array, Object, Promise, Reflect, Uint8Array};
+use js_sys::{Array, Object, Reflect, Uint8Array};
 use parquet_skim_core::column_cache::{CacheStats, ColumnCache};
 use parquet_skim_core::{
     bloom_ranges_for, bytes_cache::ByteCache, ipc::schema_to_ipc, plan_scan_with_blooms,
@@ -21,163 +19,68 @@ use parquet_skim_core::{
 };
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
-use web_sys::{AbortSignal, Blob};
 
-use crate::http::{HttpOptions, RequestPolicy};
 use crate::js_error::{js_result, to_js};
-use crate::source::Source;
 
-/// A readable file (URL, Blob or bytes) with its request log.
-#[wasm_bindgen(js_name = Source)]
-pub struct JsSource {
-    inner: Rc<Source>,
+/// Decodes a file's metadata from the bytes JS pushes to it: the open's tail read, then whatever
+/// else the footer or page index asks for (`needs`). JS does the reading (`web/src/io`), so a
+/// URL's tail can be on its way while this module still compiles.
+#[wasm_bindgen(js_name = MetadataLoader)]
+pub struct JsMetadataLoader {
+    loader: MetadataLoader,
+    loaded: Option<ParquetFile>,
 }
 
-#[wasm_bindgen(js_class = Source)]
-impl JsSource {
-    /// A file served over HTTP(S). `headers` alternates names and values. `size`, when known,
-    /// avoids the suffix range read (and its CORS preflight). `policy` is JSON
-    /// `{retries, retryDelayMs, timeoutMs, maxFullBodyBytes, conditional}`, each optional.
-    #[wasm_bindgen(js_name = fromUrl)]
-    pub fn from_url(
-        url: String,
-        headers: Vec<String>,
-        credentials: Option<String>,
-        size: Option<f64>,
-        policy: Option<String>,
-    ) -> Result<JsSource, JsValue> {
-        if !headers.len().is_multiple_of(2) {
-            return Err(to_js(&SkimError::invalid_argument(
-                "headers",
-                "expected name/value pairs",
-            )));
-        }
-        let headers = headers
-            .chunks_exact(2)
-            .map(|pair| (pair[0].clone(), pair[1].clone()))
-            .collect();
-        let size = size
-            .map(|s| position("size", s))
-            .transpose()
-            .map_err(|e| to_js(&e))?;
-        let policy: RequestPolicy = match policy {
-            None => RequestPolicy::default(),
-            Some(json) => serde_json::from_str(&json).map_err(|e| {
-                to_js(&SkimError::invalid_argument(
-                    "request options",
-                    format!(
-                        "expected retries, retryDelayMs, timeoutMs, maxFullBodyBytes (whole \
-                         numbers >= 0) and conditional (a boolean): {e}"
-                    ),
-                ))
-            })?,
+#[wasm_bindgen(js_class = MetadataLoader)]
+impl JsMetadataLoader {
+    /// A loader for a file of `fileLen` bytes; `options` is JSON `OpenOptions`
+    /// (`{maxMetadataBytes?}`), absent for the defaults.
+    #[wasm_bindgen(constructor)]
+    pub fn new(file_len: f64, options: Option<String>) -> Result<JsMetadataLoader, JsValue> {
+        let file_len = js_result(position("fileLen", file_len))?;
+        let options: OpenOptions = match options {
+            Some(text) => js_result(parse_json("open options", &text))?,
+            None => OpenOptions::default(),
         };
-        let defaults = HttpOptions::default();
-        let options = HttpOptions {
-            headers,
-            credentials,
-            retries: policy.retries.unwrap_or(defaults.retries),
-            retry_delay_ms: policy
-                .retry_delay_ms
-                .unwrap_or(defaults.retry_delay_ms)
-                .max(0.0),
-            timeout_ms: policy.timeout_ms.unwrap_or(defaults.timeout_ms),
-            full_body_bytes: policy
-                .max_full_body_bytes
-                .unwrap_or(defaults.full_body_bytes),
-            conditional: policy.conditional.unwrap_or(defaults.conditional),
-        };
+        let loader = js_result(MetadataLoader::try_new(file_len))?.with_options(options);
         Ok(Self {
-            inner: Rc::new(Source::http(url, options, size)),
+            loader,
+            loaded: None,
         })
     }
 
-    /// A `Blob` or `File`.
-    #[wasm_bindgen(js_name = fromBlob)]
-    pub fn from_blob(blob: Blob) -> JsSource {
-        Self {
-            inner: Rc::new(Source::blob(blob)),
-        }
+    /// Gives the loader bytes `start..start + data.length` of the file.
+    pub fn push(&mut self, start: f64, data: Uint8Array) -> Result<(), JsValue> {
+        let start = js_result(position("start", start))?;
+        let bytes = Bytes::from(data.to_vec());
+        js_result(self.loader.push(start..start + bytes.len() as u64, bytes))
     }
 
-    /// Bytes in memory.
-    #[wasm_bindgen(js_name = fromBytes)]
-    pub fn from_bytes(bytes: Uint8Array) -> JsSource {
-        Self {
-            inner: Rc::new(Source::bytes(bytes)),
+    /// Decodes as far as the pushed bytes allow: the ranges still needed as flat
+    /// `[start, end, …]`, or none once the metadata is decoded (then `finish`).
+    pub fn needs(&mut self) -> Result<Vec<f64>, JsValue> {
+        if self.loaded.is_some() {
+            return Ok(Vec::new());
         }
-    }
-
-    /// Reads bytes `start..end`; resolves to a `Uint8Array`. Aborting `signal` aborts the
-    /// request and rejects with the signal's reason.
-    pub fn read(&self, start: f64, end: f64, signal: Option<AbortSignal>) -> Promise {
-        let source = Rc::clone(&self.inner);
-        future_to_promise(async move {
-            let range = js_result(range(start, end))?;
-            match source.read(range, signal.as_ref()).await {
-                Ok(data) => Ok(data.into()),
-                Err(_) if signal.as_ref().is_some_and(AbortSignal::aborted) => {
-                    Err(signal.map(|s| s.reason()).unwrap_or(JsValue::UNDEFINED))
-                }
-                Err(e) => Err(to_js(&e)),
+        match js_result(self.loader.try_load())? {
+            LoadStep::Loaded(file) => {
+                self.loaded = Some(*file);
+                Ok(Vec::new())
             }
-        })
-    }
-
-    /// Reads the metadata with one read of the last `tailBytes` (more only if the footer and page
-    /// index are larger); resolves to a `ParquetFileHandle`. `options` is JSON `OpenOptions`
-    /// (`{maxMetadataBytes?}`); absent, the defaults.
-    pub fn open(&self, tail_bytes: f64, options: Option<String>) -> Promise {
-        let source = Rc::clone(&self.inner);
-        future_to_promise(async move {
-            let tail = js_result(position("footerReadBytes", tail_bytes))?;
-            let options: OpenOptions = match options {
-                Some(text) => js_result(parse_json("open options", &text))?,
-                None => OpenOptions::default(),
-            };
-            let file = js_result(open(&source, tail.max(8), options).await)?;
-            Ok(JsFile::new(file).into())
-        })
-    }
-
-    /// Every read so far as JSON: `[{start, end, range, status, bytes, ms}]`.
-    #[wasm_bindgen(js_name = requestLog)]
-    pub fn request_log(&self) -> String {
-        serde_json::to_string(&self.inner.log()).unwrap_or_else(|_| "[]".into())
-    }
-
-    /// The file's ETag or Last-Modified, once seen.
-    #[wasm_bindgen(getter)]
-    pub fn version(&self) -> Option<String> {
-        self.inner.version()
-    }
-}
-
-async fn open(source: &Source, tail: u64, options: OpenOptions) -> Result<ParquetFile, SkimError> {
-    let (start, data) = source.read_tail(tail).await?;
-    let file_len = source
-        .file_len()
-        .ok_or_else(|| SkimError::internal("file size unknown after the tail read"))?;
-    let mut loader = MetadataLoader::try_new(file_len)?.with_options(options);
-    loader.push(
-        start..start + u64::from(data.length()),
-        Bytes::from(data.to_vec()),
-    )?;
-    loop {
-        match loader.try_load()? {
-            LoadStep::Loaded(file) => return Ok(*file),
-            LoadStep::NeedsRanges(ranges) => {
-                // One request covering everything asked (footer pieces are adjacent).
-                let span = ranges
-                    .iter()
-                    .cloned()
-                    .reduce(|a, r| a.start.min(r.start)..a.end.max(r.end))
-                    .ok_or_else(|| SkimError::internal("metadata decoder asked for nothing"))?;
-                let data = source.read(span.clone(), None).await?;
-                loader.push(span, Bytes::from(data.to_vec()))?;
-            }
+            LoadStep::NeedsRanges(ranges) => Ok(ranges
+                .iter()
+                .flat_map(|r| [r.start as f64, r.end as f64])
+                .collect()),
         }
+    }
+
+    /// The decoded file (after `needs` came back empty).
+    pub fn finish(&mut self) -> Result<JsFile, JsValue> {
+        self.loaded.take().map(JsFile::new).ok_or_else(|| {
+            to_js(&SkimError::internal(
+                "MetadataLoader.finish before the metadata was decoded",
+            ))
+        })
     }
 }
 
@@ -428,6 +331,17 @@ pub fn take_panic_message() -> Option<String> {
     crate::panic::take_message()
 }
 
+/// Runs one warm-up pass over the small embedded file (see `parquet_skim_core::warm_up`):
+/// `decode` false runs what the page runs (open, plan), true also decodes, as a worker does.
+/// Returns the milliseconds it took.
+#[wasm_bindgen(js_name = warmUp)]
+pub fn warm_up(decode: bool) -> Result<f64, JsValue> {
+    use parquet_skim_core::warm_up::{warm_up, Depth};
+    let started = js_sys::Date::now();
+    js_result(warm_up(if decode { Depth::Decode } else { Depth::Plan }))?;
+    Ok(js_sys::Date::now() - started)
+}
+
 /// Parses a SQL `WHERE` clause into the filter AST (JSON text). Errors carry a `position`.
 #[wasm_bindgen(js_name = parseFilter)]
 pub fn parse_filter(sql: &str) -> Result<String, JsValue> {
@@ -453,15 +367,4 @@ fn position(name: &str, value: f64) -> Result<u64, SkimError> {
             format!("expected a whole number from 0 to 2^53-1, got {value}"),
         ))
     }
-}
-
-fn range(start: f64, end: f64) -> Result<Range<u64>, SkimError> {
-    let (start, end) = (position("start", start)?, position("end", end)?);
-    if start > end {
-        return Err(SkimError::invalid_argument(
-            "range",
-            format!("expected start <= end, got {start}..{end}"),
-        ));
-    }
-    Ok(start..end)
 }

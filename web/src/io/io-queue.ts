@@ -3,14 +3,14 @@
  *
  * It coalesces each batch of wanted ranges ({@link coalesce}) and keeps at most `concurrency`
  * requests in flight across all scans of a reader, independent of how many workers decode. The
- * requests themselves are issued by the Rust core (`Source.read`: the global `fetch` with a
- * checked `Range`, or a `Blob` slice), which also keeps the request log.
+ * requests themselves are a source's (`source.ts`: `fetch` with a checked `Range`, a
+ * `Blob` slice, or a copy of bytes), which also keeps the request log.
  */
 import { abortReason, invalidArgument, throwIfAborted } from '../errors.js';
 import type { Chunk } from '../worker/protocol.js';
 import { type ByteRange, coalesce, DEFAULT_GAP_BYTES, DEFAULT_MAX_REQUEST_BYTES } from './coalesce.js';
 
-/** Something that reads bytes `start..end` (the core's `Source`); aborting `signal` aborts the read. */
+/** Something that reads bytes `start..end` (a `Source`); aborting `signal` aborts the read. */
 export interface RangeReader {
   read(start: number, end: number, signal?: AbortSignal): Promise<Uint8Array>;
 }

@@ -3,7 +3,6 @@
  * task's prefetched chunks, asking for more bytes through `fetchMore` if the decoder needs them.
  * Implemented by {@link WorkerPool} (browsers) and {@link InlineExecutor} (Node, or `workers: 0`).
  */
-import type { ParquetFileHandle } from '../wasm/parquet_skim_wasm.js';
 import type { CacheReport, Chunk } from '../worker/protocol.js';
 import type { CacheDelta } from './cache-keys.js';
 
@@ -67,10 +66,11 @@ export interface Executor {
   cachedBytes(): number;
   /**
    * Makes a file known to every task host before its first task, so that decoding its footer there
-   * is off the first scan's path. `handle` is the calling thread's own decoded file (owned by the
-   * caller, which frees it): an executor on this thread uses it as it is.
+   * is off the first scan's path. `handle` is the calling thread's own decoded file (the core's
+   * `ParquetFileHandle`, owned by the caller, which frees it): an executor on this thread uses it
+   * as it is.
    */
-  openFile(file: FileFooter, handle: ParquetFileHandle): void;
+  openFile(file: FileFooter, handle: object): void;
   /** Forgets a file's footer wherever it was sent. */
   closeFile(fileId: number): void;
   /** Ends all work; pending tasks reject with `DISPOSED`. */

@@ -14,7 +14,9 @@ import type { Executor, FileFooter, TaskJob, TaskResult } from './executor.js';
 export class InlineExecutor implements Executor {
   readonly concurrency = 1;
   readonly tasksAlive = 1;
-  private readonly host: TaskHost;
+  /** The host, once the core is instantiated (tasks only come after an open, which waits for it). */
+  private host: TaskHost | undefined;
+  private readonly hosting: Promise<TaskHost>;
   private readonly opened = new Set<number>();
   private readonly cache = new CacheKeys();
   private nextTaskId = 1;
@@ -22,8 +24,12 @@ export class InlineExecutor implements Executor {
   /** Tasks run one at a time: decoding is synchronous, so interleaving would gain nothing. */
   private tail: Promise<unknown> = Promise.resolve();
 
-  constructor(wasm: Wasm) {
-    this.host = new TaskHost(wasm);
+  constructor(wasm: Promise<Wasm>) {
+    this.hosting = wasm.then((core) => {
+      this.host = new TaskHost(core);
+      return this.host;
+    });
+    this.hosting.catch(() => undefined);
   }
 
   run(job: TaskJob): Promise<TaskResult> {
@@ -36,14 +42,15 @@ export class InlineExecutor implements Executor {
   private async runNow(job: TaskJob, queuedAt: number): Promise<TaskResult> {
     if (this.disposed) throw new ParquetSkimError('DISPOSED', 'the reader was disposed');
     throwIfAborted(job.signal);
+    const host = await this.hosting;
     const { file } = job;
     if (!this.opened.has(file.fileId)) {
       // Not shown before (a file opened by another reader, say): decode its footer.
-      check(this.host.handle({ kind: 'openFile', ...file }));
+      check(host.handle({ kind: 'openFile', ...file }));
       this.opened.add(file.fileId);
     }
     const taskId = this.nextTaskId++;
-    let response = this.host.handle({
+    let response = host.handle({
       kind: 'runTask',
       taskId,
       fileId: file.fileId,
@@ -72,11 +79,11 @@ export class InlineExecutor implements Executor {
         if (answer?.kind !== 'needs') throw new ParquetSkimError('INTERNAL', `unexpected host answer ${answer?.kind}`);
         const chunks = await job.fetchMore(answer.ranges);
         throwIfAborted(job.signal);
-        response = this.host.handle({ kind: 'pushChunks', taskId, chunks });
+        response = host.handle({ kind: 'pushChunks', taskId, chunks });
       }
     } finally {
       // A task that did not finish (abort, failed read) must not keep its bytes and decoder.
-      this.host.handle({ kind: 'dropTask', taskId });
+      host.handle({ kind: 'dropTask', taskId });
     }
   }
 
@@ -88,13 +95,14 @@ export class InlineExecutor implements Executor {
     return this.cache.bytes;
   }
 
-  openFile(file: FileFooter, handle: ParquetFileHandle): void {
-    this.host.adopt(file.fileId, handle);
-    this.opened.add(file.fileId);
+  openFile(file: FileFooter, handle: object): void {
+    // A file is opened after the core is: the host exists.
+    this.host?.adopt(file.fileId, handle as ParquetFileHandle);
+    if (this.host !== undefined) this.opened.add(file.fileId);
   }
 
   closeFile(fileId: number): void {
-    this.host.handle({ kind: 'closeFile', fileId });
+    this.host?.handle({ kind: 'closeFile', fileId });
     this.opened.delete(fileId);
   }
 

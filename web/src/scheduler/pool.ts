@@ -82,20 +82,37 @@ export class WorkerPool implements Executor {
   private startFailures = 0;
   /** Set when workers cannot start at all: every job rejects with it. */
   private broken: ParquetSkimError | null = null;
+  /** The core, once compiled: a worker started then gets it at once. */
+  private compiled: WebAssembly.Module | undefined;
   /** Workers started over the pool's life, replacements included. */
   private workersStarted = 0;
   /** Tasks started on a worker while another of its tasks waited for bytes. */
   private tasksInterleaved = 0;
   /** `performance.now()` when each worker answered `init` (instantiated the core), in order. */
   private readonly readyAt: number[] = [];
+  /** `performance.now()` when each worker finished its warm-up pass, in order. */
+  private readonly warmedAt: number[] = [];
 
+  /**
+   * Workers start at once, loading their script while `module` (the core) still compiles; each
+   * gets it as soon as it is compiled. If it cannot be, every task rejects with that error.
+   */
   constructor(
     size: number,
-    private readonly module: WebAssembly.Module,
-    private readonly workerUrl?: string | URL,
+    private readonly module: Promise<WebAssembly.Module>,
+    private readonly options: { warmUp: boolean; workerUrl: string | URL | undefined } = {
+      warmUp: false,
+      workerUrl: undefined,
+    },
   ) {
     this.concurrency = size;
     this.tasksAlive = size * TASKS_PER_WORKER;
+    module.then(
+      (compiled) => {
+        this.compiled = compiled;
+      },
+      (error: unknown) => this.fail(toSkimError(error) as ParquetSkimError),
+    );
     for (let i = 0; i < size; i++) this.slots.push(this.spawn());
   }
 
@@ -105,12 +122,20 @@ export class WorkerPool implements Executor {
   }
 
   /** The pool's counters (see `ReaderStats.workers`). */
-  stats(): { alive: number; ready: number; started: number; readyAt: number[]; tasksInterleaved: number } {
+  stats(): {
+    alive: number;
+    ready: number;
+    started: number;
+    readyAt: number[];
+    warmedAt: number[];
+    tasksInterleaved: number;
+  } {
     return {
       alive: this.slots.length,
       ready: this.slots.filter((s) => s.ready).length,
       started: this.workersStarted,
       readyAt: [...this.readyAt],
+      warmedAt: [...this.warmedAt],
       tasksInterleaved: this.tasksInterleaved,
     };
   }
@@ -173,7 +198,7 @@ export class WorkerPool implements Executor {
   }
 
   private spawn(): Slot {
-    const { worker, release } = startWorker(this.workerUrl);
+    const { worker, release } = startWorker(this.options.workerUrl);
     this.workersStarted += 1;
     const slot: Slot = { worker, release, files: new Set(), jobs: [], cache: new CacheKeys(), ready: false };
     worker.onmessage = (event: MessageEvent<HostResponse>) => this.onMessage(slot, event.data);
@@ -182,7 +207,17 @@ export class WorkerPool implements Executor {
       this.onCrash(slot, event.message || 'uncaught error in worker');
     };
     worker.onmessageerror = () => this.onCrash(slot, 'a message from the worker could not be read');
-    this.post(slot, { kind: 'init', module: this.module });
+    // `init` goes first: a replacement gets its task right after this returns.
+    const { warmUp } = this.options;
+    if (this.compiled !== undefined) this.post(slot, { kind: 'init', module: this.compiled, warmUp });
+    else {
+      this.module.then(
+        (module) => {
+          if (this.slots.includes(slot)) this.post(slot, { kind: 'init', module, warmUp });
+        },
+        () => undefined,
+      );
+    }
     return slot;
   }
 
@@ -262,6 +297,10 @@ export class WorkerPool implements Executor {
 
   private onMessage(slot: Slot, message: HostResponse): void {
     if (!this.slots.includes(slot)) return;
+    if (message.kind === 'warmed') {
+      this.warmedAt.push(performance.now());
+      return;
+    }
     if (message.kind === 'ready') {
       slot.ready = true;
       this.readyAt.push(performance.now());
@@ -369,15 +408,23 @@ export class WorkerPool implements Executor {
 
   /** Workers cannot start (bad `workerUrl`, blocked by CSP, …): stop respawning, reject all. */
   private giveUp(reason: string): void {
-    this.broken = new ParquetSkimError(
-      'WORKER_CRASHED',
-      `${MAX_START_FAILURES} workers in a row failed to start (${reason}); check workerUrl and the page's Content-Security-Policy (worker-src)`,
+    this.fail(
+      new ParquetSkimError(
+        'WORKER_CRASHED',
+        `${MAX_START_FAILURES} workers in a row failed to start (${reason}); check workerUrl and the page's Content-Security-Policy (worker-src)`,
+      ),
     );
+  }
+
+  /** Nothing can run (no workers, or no core): every task, now and later, rejects with `error`. */
+  private fail(error: ParquetSkimError): void {
+    if (this.disposed || this.broken !== null) return;
+    this.broken = error;
     for (const slot of this.slots) {
       terminate(slot);
-      for (const job of slot.jobs) this.settle(job, { error: this.broken });
+      for (const job of slot.jobs) this.settle(job, { error });
     }
-    for (const job of this.queue) this.settle(job, { error: this.broken });
+    for (const job of this.queue) this.settle(job, { error });
     this.slots = [];
     this.queue = [];
   }

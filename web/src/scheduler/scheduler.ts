@@ -72,6 +72,11 @@ export interface ScanContext {
   executor: Executor;
   /** Most planned bytes in flight ahead of the consumer (at least one task always runs). */
   readAheadBytes: number;
+  /**
+   * With a filter, a task's output pages (the plan's upper bound) are fetched together with its
+   * filter pages when they take at most this many bytes: one round trip instead of two.
+   */
+  prefetchOutputBytes: number;
   /** The caller's signal, if any. */
   signal?: AbortSignal;
   /** I/O counters, updated as requests complete. */
@@ -131,13 +136,24 @@ export async function* runPlan(plan: ReadPlan, context: ScanContext): AsyncGener
 async function runTask(task: PlannedTask, context: ScanContext, signal: AbortSignal): Promise<TaskResult> {
   const { io, reader, cost } = context;
   // Two-phase I/O: with a filter, only the filter columns are fetched up front; the decoder asks
-  // for output pages once it knows which rows survived. Filter columns a worker's cross-scan
-  // cache holds are not fetched at all: the task goes to that worker.
+  // for output pages once it knows which rows survived — unless they are few
+  // (`prefetchOutputBytes`). Filter columns a worker's cross-scan cache holds are not fetched at
+  // all: the task goes to that worker.
   const filtered = task.spec.filter !== null;
   const cacheKey = task.spec.cacheKey ?? undefined;
   const cached = cacheKey !== undefined && context.executor.holds(cacheKey);
-  const prefetch = cached ? [] : filtered ? task.filterRanges : task.outputRanges;
-  const chunks = await io.read(reader, prefetch, signal, filtered ? cost.filter : cost.output);
+  const outputBytes = task.outputRanges.reduce((sum, r) => sum + r.end - r.start, 0);
+  const speculate = filtered && !cached && outputBytes <= context.prefetchOutputBytes;
+  const [phase1, phase2] = await Promise.all([
+    io.read(
+      reader,
+      cached ? [] : filtered ? task.filterRanges : task.outputRanges,
+      signal,
+      filtered ? cost.filter : cost.output,
+    ),
+    speculate ? io.read(reader, task.outputRanges, signal, cost.output) : [],
+  ]);
+  const chunks = [...phase1, ...phase2];
   context.onTaskStart?.(task);
   return context.executor.run({
     file: context.file,

@@ -15,7 +15,8 @@ export interface Chunk {
 
 /** Scheduler → host. */
 export type HostRequest =
-  | { kind: 'init'; module: WebAssembly.Module }
+  /** `warmUp`: run the core over its embedded file before the first task (see `TaskHost.warmUp`). */
+  | { kind: 'init'; module: WebAssembly.Module; warmUp: boolean }
   | { kind: 'openFile'; fileId: number; fileLen: number; starts: number[]; buffers: Uint8Array[] }
   | { kind: 'closeFile'; fileId: number }
   | { kind: 'runTask'; taskId: number; fileId: number; spec: string; chunks: Chunk[] }
@@ -26,6 +27,8 @@ export type HostRequest =
 /** Host → scheduler. */
 export type HostResponse =
   | { kind: 'ready' }
+  /** The host ran its warm-up pass before any task (see `TaskHost.warmUp`), in `ms`. */
+  | { kind: 'warmed'; ms: number }
   | { kind: 'needs'; taskId: number; ranges: number[] }
   | {
       kind: 'done';

@@ -1,0 +1,134 @@
+/**
+ * The open's tail read against servers that answer the suffix form the ways real ones do (the
+ * real servers themselves are in tests/browser/servers.spec.ts): what was requested, in order.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { HttpOptions } from './http.js';
+import { HttpSource, looksLikeHtml } from './source.js';
+
+const FILE = new Uint8Array(Array.from({ length: 10_000 }, (_, i) => i % 251));
+FILE.set([80, 65, 82, 49], FILE.length - 4); // ends in PAR1
+
+type Mode = 'correct' | 'prefix' | 'refuse-416' | 'refuse-500' | 'ignore' | 'html';
+let server: http.Server;
+let base: string;
+const seen: string[] = [];
+
+function serve(mode: Mode, req: http.IncomingMessage, res: http.ServerResponse): void {
+  const range = req.headers.range ?? '';
+  seen.push(range);
+  if (mode === 'html') {
+    res.writeHead(200, { 'Content-Type': 'text/html', 'Content-Length': '15' }).end('<!doctype html>');
+    return;
+  }
+  if (mode === 'ignore') {
+    res.writeHead(200, { 'Content-Length': String(FILE.length) }).end(FILE);
+    return;
+  }
+  const suffix = /^bytes=-(\d+)$/.exec(range);
+  if (suffix !== null && mode.startsWith('refuse')) {
+    res.writeHead(mode === 'refuse-416' ? 416 : 500).end();
+    return;
+  }
+  let start: number;
+  let end: number;
+  if (suffix !== null) {
+    const n = Number(suffix[1]);
+    // Vite: `bytes=-n` read as `bytes=0-n`.
+    [start, end] =
+      mode === 'prefix' ? [0, Math.min(n, FILE.length - 1)] : [Math.max(0, FILE.length - n), FILE.length - 1];
+  } else {
+    const m = /^bytes=(\d+)-(\d+)$/.exec(range);
+    if (m === null) {
+      res.writeHead(400).end();
+      return;
+    }
+    [start, end] = [Number(m[1]), Math.min(Number(m[2]), FILE.length - 1)];
+  }
+  res
+    .writeHead(206, {
+      'Content-Range': `bytes ${start}-${end}/${FILE.length}`,
+      'Content-Length': String(end - start + 1),
+    })
+    .end(FILE.subarray(start, end + 1));
+}
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => serve((req.url ?? '').split('/')[1] as Mode, req, res));
+  // Every loopback address (127.0.0.N), so each case can be an origin of its own.
+  await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+const OPTIONS: HttpOptions = {
+  headers: [],
+  retries: 0,
+  retryDelayMs: 0,
+  timeoutMs: 5000,
+  maxFullBodyBytes: 8 << 20,
+  conditional: false,
+};
+
+/** Each origin is remembered once broken: a fresh host name per case keeps them apart. */
+let host = 0;
+async function tail(mode: Mode, n = 4096) {
+  seen.length = 0;
+  const url = `${base.replace('127.0.0.1', `127.0.0.${++host + 1}`)}/${mode}/f.parquet`;
+  const source = new HttpSource(url, OPTIONS, undefined);
+  const read = await source.readTail(n);
+  return { source, read, url };
+}
+
+describe('the open’s tail read', () => {
+  it('is one suffix request on a correct server', async () => {
+    const { read, source } = await tail('correct');
+    expect(seen).toEqual(['bytes=-4096']);
+    expect(read.start).toBe(10_000 - 4096);
+    expect(read.data).toEqual(FILE.subarray(10_000 - 4096));
+    expect(source.fileLen).toBe(10_000);
+  });
+
+  it('takes the size from a prefix answer (Vite), then reads the tail: one request more', async () => {
+    const { read, source } = await tail('prefix');
+    expect(seen).toEqual(['bytes=-4096', 'bytes=5904-9999']);
+    expect(read.data).toEqual(FILE.subarray(5904));
+    const log = source.requestLog();
+    expect(log[0]).toMatchObject({ status: 206, bytes: 0, note: expect.stringContaining('not the last bytes') });
+  });
+
+  it('asks the size with bytes=0-3 after a refusal (http-server 416, Azure 500), then reads the tail', async () => {
+    for (const mode of ['refuse-416', 'refuse-500'] as const) {
+      const { read } = await tail(mode);
+      expect(seen).toEqual(['bytes=-4096', 'bytes=0-3', 'bytes=5904-9999']);
+      expect(read.data).toEqual(FILE.subarray(5904));
+    }
+  });
+
+  it('remembers a broken origin: the next open there starts with bytes=0-3', async () => {
+    const first = await tail('refuse-416');
+    seen.length = 0;
+    const again = new HttpSource(first.url, OPTIONS, undefined);
+    await again.readTail(4096);
+    expect(seen).toEqual(['bytes=0-3', 'bytes=5904-9999']);
+  });
+
+  it('takes a small file from a whole-body answer (Range ignored)', async () => {
+    const { read } = await tail('ignore');
+    expect(seen).toEqual(['bytes=-4096']);
+    expect(read.data).toEqual(FILE.subarray(5904));
+  });
+
+  it('names an HTML page', async () => {
+    await expect(tail('html')).rejects.toMatchObject({
+      code: 'INVALID_FILE',
+      message: expect.stringContaining('the server sent an HTML page (200, Content-Type: text/html)'),
+    });
+    expect(looksLikeHtml('\n  <!DOCTYPE html><html>')).toBe(true);
+    expect(looksLikeHtml('<!--\n  Licensed to the Apache Software Foundation')).toBe(false);
+    expect(looksLikeHtml('PAR1')).toBe(false);
+  });
+});

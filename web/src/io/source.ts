@@ -1,0 +1,269 @@
+/**
+ * Where a file's bytes come from: an HTTP(S) URL, a `Blob`/`File`, or bytes in memory.
+ *
+ * A {@link Source} answers "give me bytes `start..end`" and nothing else: it knows nothing about
+ * Parquet. Every read is recorded in the request log (range, status, bytes, milliseconds), which
+ * tests and the explorer read to see exactly what a query cost.
+ *
+ * The tail read at open is kept: later reads inside it (a small file's pages, the last row group's
+ * columns) are answered from memory, not fetched again.
+ *
+ * For URLs the source remembers the file's size and version (ETag, else Last-Modified) from the
+ * first response, so later reads use `bytes=start-end` (no CORS preflight) and a file replaced
+ * between two reads fails with `FILE_CHANGED` instead of mixing two versions. A URL of unknown size
+ * is opened with one suffix request (`bytes=-n`); a server that gets the suffix form wrong (see
+ * `http.ts`) costs the size (named in its answer, or learned with `bytes=0-3`) and then an explicit
+ * range, and its origin is remembered, so later opens there start with `bytes=0-3`.
+ *
+ * Reads need no WebAssembly: a URL's tail is on its way while the core still compiles.
+ */
+import { invalidArgument, ParquetSkimError } from '../errors.js';
+import type { RequestLogEntry } from '../metadata.js';
+import {
+  describe,
+  fetchRange,
+  type HttpOptions,
+  type RangeResponse,
+  type RangeSpec,
+  rangeHeader,
+  SuffixNotSupported,
+} from './http.js';
+import { httpErrors, RetryableError } from './http-errors.js';
+
+/** A readable file. */
+export interface Source {
+  /** The file's size, once known. */
+  readonly fileLen: number | undefined;
+  /** The file's version (ETag or Last-Modified), once seen. */
+  readonly version: string | undefined;
+  /** Reads the last `n` bytes (all of a smaller file), learning the file's size on the way. */
+  readTail(n: number): Promise<{ start: number; data: Uint8Array }>;
+  /** Reads bytes `start..end`. Aborting `signal` rejects with its reason. */
+  read(start: number, end: number, signal?: AbortSignal): Promise<Uint8Array>;
+  /** Every read so far. */
+  requestLog(): RequestLogEntry[];
+}
+
+/** Origins whose servers got a suffix range wrong: later opens there learn the size first. */
+const suffixBroken = new Set<string>();
+
+/** What every source shares: the size, the tail kept from the open, the log. */
+abstract class BaseSource implements Source {
+  fileLen: number | undefined;
+  version: string | undefined = undefined;
+  protected readonly log: RequestLogEntry[] = [];
+  /** The bytes of the tail read and where they start. */
+  protected tail: { start: number; data: Uint8Array } | undefined;
+
+  constructor(fileLen: number | undefined) {
+    this.fileLen = fileLen;
+  }
+
+  requestLog(): RequestLogEntry[] {
+    return this.log.map((e) => ({ ...e }));
+  }
+
+  async readTail(n: number): Promise<{ start: number; data: Uint8Array }> {
+    const len = this.fileLen ?? (await this.learnSize(n));
+    const start = Math.max(0, len - n);
+    const kept = this.inTail(start, len);
+    if (kept !== undefined) return { start, data: kept };
+    const data = await this.read(start, len);
+    this.tail = { start, data };
+    return this.tail;
+  }
+
+  async read(start: number, end: number, signal?: AbortSignal): Promise<Uint8Array> {
+    const len = this.fileLen;
+    if (!(start <= end) || (len !== undefined && end > len)) {
+      throw invalidArgument('range', `a range inside the ${len ?? 0}-byte file`, `${start}..${end}`);
+    }
+    const kept = this.inTail(start, end);
+    if (kept !== undefined) return kept;
+    return this.readUncached(start, end, signal);
+  }
+
+  /** The size of a file that did not say it (URLs): learned, the tail possibly kept on the way. */
+  protected learnSize(_n: number): Promise<number> {
+    return Promise.reject(new ParquetSkimError('INTERNAL', 'only HTTP sources have an unknown size'));
+  }
+
+  protected abstract readUncached(start: number, end: number, signal?: AbortSignal): Promise<Uint8Array>;
+
+  /** A copy of `start..end` when the tail read holds all of it. */
+  protected inTail(start: number, end: number): Uint8Array | undefined {
+    const tail = this.tail;
+    if (tail === undefined || start < tail.start || end > tail.start + tail.data.byteLength) return undefined;
+    return tail.data.slice(start - tail.start, end - tail.start);
+  }
+
+  protected record(entry: Omit<RequestLogEntry, 'at' | 'ms'>, startedAt: number): void {
+    const at = performance.timeOrigin + startedAt;
+    this.log.push({ ...entry, at, ms: performance.now() - startedAt });
+  }
+}
+
+/** A file served over HTTP(S). */
+export class HttpSource extends BaseSource {
+  private suffixRefused: string | undefined;
+
+  constructor(
+    readonly url: string,
+    private readonly options: HttpOptions,
+    size: number | undefined,
+  ) {
+    super(size);
+  }
+
+  override async readTail(n: number): Promise<{ start: number; data: Uint8Array }> {
+    const tail = await super.readTail(n);
+    this.refuseHtml(tail.data);
+    return tail;
+  }
+
+  protected override async learnSize(n: number): Promise<number> {
+    // A server that ignores Range answers with the whole file: take it when it is small.
+    const wholeFileLimit = Math.max(n, this.options.maxFullBodyBytes);
+    const origin = originOf(this.url);
+    if (!suffixBroken.has(origin)) {
+      const spec: RangeSpec = { suffix: n };
+      const startedAt = performance.now();
+      try {
+        const response = await fetchRange(this.url, spec, this.options, wholeFileLimit);
+        this.acceptFirst(response, spec, startedAt);
+        return response.fileLen;
+      } catch (error) {
+        if (!(error instanceof SuffixNotSupported)) throw error;
+        this.suffixRefused = error.message;
+        this.record(
+          { start: 0, end: 0, range: rangeHeader(spec), status: error.status, bytes: 0, note: error.message },
+          startedAt,
+        );
+        suffixBroken.add(origin);
+        if (error.fileLen !== undefined) {
+          this.fileLen = error.fileLen;
+          return error.fileLen;
+        }
+      }
+    }
+    // The size from `Content-Range: bytes 0-3/size`: a CORS-safelisted range, so no preflight.
+    // Not `bytes=0-0`: Vite reads an end of 0 as "to the end of the file".
+    const spec: RangeSpec = { start: 0, end: 4 };
+    const startedAt = performance.now();
+    let response: RangeResponse;
+    try {
+      response = await fetchRange(this.url, spec, this.options, wholeFileLimit);
+    } catch (error) {
+      throw this.afterSuffix(error);
+    }
+    this.acceptFirst(response, spec, startedAt);
+    return response.fileLen;
+  }
+
+  /** Takes the size and version of a file's first answer, logs it, and keeps a whole body. */
+  private acceptFirst(response: RangeResponse, spec: RangeSpec, startedAt: number): void {
+    this.fileLen = response.fileLen;
+    this.checkVersion(response.version);
+    const end = response.start + response.data.byteLength;
+    this.record(
+      { start: response.start, end, range: rangeHeader(spec), status: response.status, bytes: end - response.start },
+      startedAt,
+    );
+    if (response.status === 200 || 'suffix' in spec) this.tail = { start: response.start, data: response.data };
+  }
+
+  protected async readUncached(start: number, end: number, signal?: AbortSignal): Promise<Uint8Array> {
+    const spec: RangeSpec = { start, end };
+    const startedAt = performance.now();
+    let response: RangeResponse;
+    try {
+      response = await fetchRange(this.url, spec, this.options, 0, signal, this.version);
+    } catch (error) {
+      throw this.afterSuffix(error);
+    }
+    if (this.fileLen !== undefined && this.fileLen !== response.fileLen) {
+      throw httpErrors(this.url).fileChanged(`its size went from ${this.fileLen} to ${response.fileLen} bytes`);
+    }
+    this.checkVersion(response.version);
+    this.record({ start, end, range: rangeHeader(spec), status: response.status, bytes: end - start }, startedAt);
+    return response.data;
+  }
+
+  /** An HTTP status met on the way around a refused suffix range says so. */
+  private afterSuffix(error: unknown): unknown {
+    if (this.suffixRefused === undefined || !(error instanceof RetryableError) || error.answered === undefined) {
+      return error;
+    }
+    const { status, range } = error.answered;
+    const note = `${this.suffixRefused}, so the reader read the file's size and tail with explicit ranges`;
+    return httpErrors(this.url).httpStatus(status, range, error.attempts, note);
+  }
+
+  private checkVersion(seen: string | undefined): void {
+    if (seen === undefined) return;
+    if (this.version === undefined) this.version = seen;
+    else if (this.version !== seen) {
+      throw httpErrors(this.url).fileChanged(`its version went from ${this.version} to ${seen}`);
+    }
+  }
+
+  /**
+   * An HTML page where a file's tail was expected (from a server that did not say `text/html`) is
+   * named as one, rather than left to fail as a corrupt footer.
+   */
+  private refuseHtml(tail: Uint8Array): void {
+    const magic = String.fromCharCode(...tail.subarray(Math.max(0, tail.byteLength - 4)));
+    const head = new TextDecoder().decode(tail.subarray(0, 64));
+    if (magic === 'PAR1' || magic === 'PARE' || !looksLikeHtml(head)) return;
+    const start = head.trimStart().slice(0, 24);
+    throw httpErrors(this.url).htmlPage(`its bytes start with '${start}'`);
+  }
+}
+
+/** A `Blob` or `File`, read with `Blob.slice`. */
+export class BlobSource extends BaseSource {
+  constructor(private readonly blob: Blob) {
+    super(blob.size);
+  }
+
+  protected async readUncached(start: number, end: number): Promise<Uint8Array> {
+    const startedAt = performance.now();
+    let data: Uint8Array;
+    try {
+      data = new Uint8Array(await this.blob.slice(start, end).arrayBuffer());
+    } catch (error) {
+      throw new ParquetSkimError('NETWORK', `the request for blob failed: reading the Blob failed: ${describe(error)}`);
+    }
+    this.record({ start, end, range: null, status: null, bytes: end - start }, startedAt);
+    return data;
+  }
+}
+
+/** Bytes already in memory (read by copying slices, so the caller's buffer is never detached). */
+export class BytesSource extends BaseSource {
+  constructor(private readonly bytes: Uint8Array) {
+    super(bytes.byteLength);
+  }
+
+  protected async readUncached(start: number, end: number): Promise<Uint8Array> {
+    const startedAt = performance.now();
+    const data = this.bytes.slice(start, end);
+    this.record({ start, end, range: null, status: null, bytes: end - start }, startedAt);
+    return data;
+  }
+}
+
+/** Whether `head` (the first characters of a body) starts like an HTML document. */
+export function looksLikeHtml(head: string): boolean {
+  const text = head.replace(/^[\s\ufeff]+/, '').toLowerCase();
+  return ['<!doctype html', '<html', '<head', '<body', '<meta', '<script', '<title'].some((s) => text.startsWith(s));
+}
+
+/** `scheme://host[:port]` of an absolute URL. */
+export function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url;
+  }
+}
