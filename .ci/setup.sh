@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs whatever this machine lacks to build and test parquet-skim, and nothing it already has:
 # the wasm32 Rust target, the wasm-bindgen CLI pinned to Cargo.lock, Debian's chromium and clang
-# (zstd's C code is compiled for wasm32 with clang) and nginx-light (one of the servers the tests
-# read through), npm packages (from package-lock.json), and the Python venv with pyarrow (for the
+# (zstd's C code is compiled for wasm32 with clang), nginx-light (one of the servers the tests
+# read through), firefox-esr, webkit2gtk-driver and xvfb (the other two engines), npm packages
+# (from package-lock.json), and the Python venv with pyarrow (for the
 # conformance references) and moto (an S3 server for the tests), and arrow-rs's parquet crate
 # with parquet-skim's fixes (crate/patches/parquet, before any cargo command: the workspace builds
 # it). Idempotent and quiet when done.
@@ -29,6 +30,11 @@ missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 command -v clang >/dev/null 2>&1 || missing+=(clang)
 [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
+# The two other engines of the smoke test (tests/engines) and the bench: Firefox ESR, and WebKit
+# (WebKitWebDriver and its MiniBrowser) under a virtual display.
+[ -x /usr/bin/firefox-esr ] || missing+=(firefox-esr)
+[ -x /usr/bin/WebKitWebDriver ] || missing+=(webkit2gtk-driver)
+command -v xvfb-run >/dev/null 2>&1 || missing+=(xvfb)
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing Debian packages: ${missing[*]}"
   sudo_cmd=""

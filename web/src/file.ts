@@ -73,10 +73,8 @@ export interface FileContext {
 
 /** A Parquet file opened by a {@link Reader}. */
 export class ParquetFile {
-  /** The file's Arrow schema (as apache-arrow reads it). */
-  readonly schema: Schema;
-  /** Row groups, column chunks, statistics, key-value metadata… */
-  readonly metadata: FileMetadata;
+  private schemaOf: Schema | undefined;
+  private metadataOf: FileMetadata | undefined;
   /**
    * What opening cost: its reads of the file (requests, bytes, their summed milliseconds) and its
    * wall time, from `reader.open()` until the metadata was decoded; `startedAt` is
@@ -100,8 +98,6 @@ export class ParquetFile {
     /** `performance.now()` when `reader.open()` was called. */
     openedAt = performance.now(),
   ) {
-    this.schema = schemaFromIpc(handle.schemaIpc());
-    this.metadata = JSON.parse(handle.summary()) as FileMetadata;
     this.footer = {
       fileId,
       fileLen: handle.fileLen,
@@ -120,6 +116,21 @@ export class ParquetFile {
     };
   }
 
+  /**
+   * The file's Arrow schema (as apache-arrow reads it). Built on first use: a first query does not
+   * wait for it.
+   */
+  get schema(): Schema {
+    this.schemaOf ??= schemaFromIpc(this.handle.schemaIpc());
+    return this.schemaOf;
+  }
+
+  /** Row groups, column chunks, statistics, key-value metadata… (built on first use). */
+  get metadata(): FileMetadata {
+    this.metadataOf ??= JSON.parse(this.handle.summary()) as FileMetadata;
+    return this.metadataOf;
+  }
+
   /** Size of the file in bytes. */
   get byteLength(): number {
     return this.footer.fileLen;
@@ -136,6 +147,9 @@ export class ParquetFile {
    */
   close(): void {
     if (this.closed) return;
+    // Both stay readable after the close.
+    void this.schema;
+    void this.metadata;
     this.closed = true;
     this.context.executor.closeFile(this.footer.fileId);
     this.handle.free();
@@ -300,9 +314,9 @@ export class ParquetFile {
       filter: this.filterAst(options.filter),
     };
     const planned = this.plan(fields, startedAt);
-    let schema: Schema;
+    let schemaIpc: Uint8Array;
     try {
-      schema = schemaFromIpc(this.handle.scanSchemaIpc(planned.request));
+      schemaIpc = this.handle.scanSchemaIpc(planned.request);
     } catch (error) {
       throw toSkimError(error);
     }
@@ -339,7 +353,7 @@ export class ParquetFile {
         timeline.done = mark();
       }
     }.bind(this);
-    return new Scan(schema, stats, produce);
+    return new Scan(() => schemaFromIpc(schemaIpc), stats, produce);
   }
 
   /**

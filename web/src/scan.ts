@@ -116,15 +116,21 @@ export interface ColumnCacheStats
 /** The batches of a scan. */
 export class Scan implements AsyncIterable<RecordBatch> {
   private started = false;
+  private schemaOf: Schema | undefined;
 
   /** @internal */
   constructor(
-    /** The schema of every batch (also of an empty result). */
-    readonly schema: Schema,
+    private readonly readSchema: () => Schema,
     /** Live counters of this scan. */
     readonly stats: ScanStats,
     private readonly produce: () => AsyncGenerator<RecordBatch>,
   ) {}
+
+  /** The schema of every batch (also of an empty result); built on first use. */
+  get schema(): Schema {
+    this.schemaOf ??= this.readSchema();
+    return this.schemaOf;
+  }
 
   [Symbol.asyncIterator](): AsyncIterator<RecordBatch> {
     if (this.started) {

@@ -7,7 +7,7 @@
 import { createReader } from 'parquet-skim';
 import { answerOf } from '../peers-page/answers.mjs';
 import { LOOKUP_KEY } from '../peers-page/queries.mjs';
-import { failure, finish, loadTimeline, query, table, url, warmRuns } from './common.mjs';
+import { failure, finish, loadTimeline, params, query, table, url, warmRuns } from './common.mjs';
 
 function scanOf(file) {
   if (query === 'first100') return file.scan({ limit: 100 });
@@ -31,7 +31,8 @@ const span = (e) => {
 };
 
 try {
-  const reader = await createReader();
+  // `warmUp=1`: the reader's warm-up passes (ReaderOptions.warmUp), to measure what they do.
+  const reader = await createReader({ warmUp: params.get('warmUp') === '1' });
   const cold = await run(reader, url);
   const answeredAt = cold.ended;
   const { startup, workers } = reader.stats();

@@ -1,0 +1,95 @@
+/**
+ * The main paths in all three engines — Chromium, Firefox ESR and WebKit (Safari's engine), each
+ * the Debian build driven as tests/support/engines.mjs says: open a URL, read its first rows, a
+ * filtered scan, and an abort — through the package as the test harness page bundles it (Web
+ * Workers, WebAssembly, range requests to the real range server). Each engine's rows must equal
+ * the same reads done in Node.
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createReader } from 'parquet-skim';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RangeServer, startRangeServer } from '../server/range-server.mjs';
+import { ENGINES, launchEngine } from '../support/engines.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '../..');
+const FILE = 'alltypes_tiny_pages.parquet';
+
+/** What each engine reports; runs in the page (serialized: no closures). */
+async function mainPaths(url: string) {
+  const { skim } = (window as unknown as { harness: { skim: typeof import('parquet-skim') } }).harness;
+  const reader = await skim.createReader({ workers: 2 });
+  try {
+    const file = await reader.open(url);
+    const first = await file.scan({ columns: ['id', 'string_col'], limit: 10 }).toTable();
+    const filtered = await file.scan({ columns: ['id'], filter: 'id < 100 AND bool_col = true' }).toTable();
+    const controller = new AbortController();
+    const aborted = file.scan({ signal: controller.signal }).toTable();
+    controller.abort();
+    const abortError = await aborted.then(
+      () => 'no error',
+      (e: { name?: string }) => e.name ?? 'unknown',
+    );
+    return {
+      rows: file.metadata.numRows,
+      firstIds: Array.from(first.getChild('id')?.toArray() ?? [], Number),
+      firstStrings: Array.from(first.getChild('string_col')?.toArray() ?? [], String),
+      filteredIds: Array.from(filtered.getChild('id')?.toArray() ?? [], Number),
+      abortError,
+      workers: reader.workerCount,
+    };
+  } finally {
+    reader.dispose();
+  }
+}
+
+let server: RangeServer;
+let expected: Omit<Awaited<ReturnType<typeof mainPaths>>, 'workers'>;
+
+beforeAll(async () => {
+  server = await startRangeServer({
+    mounts: {
+      '/': path.join(repo, 'tests/.cache/harness'),
+      '/data/': path.resolve(repo, '../shared/parquet-testing/data'),
+    },
+  });
+  // The same reads in Node, from the same server.
+  const reader = await createReader();
+  const file = await reader.open(`${server.url}/data/${FILE}`);
+  const first = await file.scan({ columns: ['id', 'string_col'], limit: 10 }).toTable();
+  const filtered = await file.scan({ columns: ['id'], filter: 'id < 100 AND bool_col = true' }).toTable();
+  expected = {
+    rows: file.metadata.numRows,
+    firstIds: Array.from(first.getChild('id')?.toArray() ?? [], Number),
+    firstStrings: Array.from(first.getChild('string_col')?.toArray() ?? [], String),
+    filteredIds: Array.from(filtered.getChild('id')?.toArray() ?? [], Number),
+    abortError: 'AbortError',
+  };
+  reader.dispose();
+});
+
+afterAll(() => server.close());
+
+describe('the main paths in every engine', () => {
+  for (const name of ENGINES) {
+    it(`${name}: open, first rows, a filter, an abort`, { timeout: 180_000 }, async () => {
+      const engine = await launchEngine(name);
+      try {
+        const page = await engine.open(`${server.url}/`);
+        try {
+          await page.waitFor('body[data-ready=true]');
+          const result = await page.evaluate(mainPaths, `${server.url}/data/${FILE}`);
+          console.log(`${engine.version}: ${JSON.stringify({ ...result, firstStrings: undefined })}`);
+          expect(result.workers).toBeGreaterThan(0);
+          expect({ ...result, workers: undefined }).toEqual({ ...expected, workers: undefined });
+          expect(expected.filteredIds.length).toBeGreaterThan(0);
+        } finally {
+          await page.close();
+        }
+      } finally {
+        await engine.close();
+      }
+    });
+  }
+});
