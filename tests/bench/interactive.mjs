@@ -20,19 +20,23 @@
  *   first task, first result, IPC → Arrow, answer (reader.stats(), file.openStats, scan.stats
  *   .timeline and the Resource Timing API).
  *
+ * - Engines: Chromium, Firefox ESR and WebKit (tests/support/engines.mjs), a fresh context — for
+ *   WebKit a fresh session — per run.
+ *
  * Output: bench/results/<date>-interactive.{json,md}; medians of BENCH_RUNS (default 5) after one
- * warm-up run. Subsets (comma lists): BENCH_DATA (a, c, pyarrow, duckdb), BENCH_QUERIES
- * (first100, lookup), BENCH_SYSTEMS (parquet-skim, parquet-wasm, hyparquet, duckdb-wasm),
- * BENCH_LATENCIES (0, 20); a subset writes no result files unless BENCH_WRITE=1.
+ * warm-up run. Subsets (comma lists): BENCH_ENGINES (chromium, firefox, webkit; default all),
+ * BENCH_DATA (a, c, pyarrow, duckdb), BENCH_QUERIES (first100, lookup), BENCH_SYSTEMS
+ * (parquet-skim, parquet-wasm, hyparquet, duckdb-wasm), BENCH_LATENCIES (0, 20). Firefox and
+ * WebKit run layouts a and duckdb only unless BENCH_DATA names others (to keep the run under an
+ * hour). A subset writes no result files unless BENCH_WRITE=1.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
 import { build } from 'vite';
 import { startRangeServer } from '../server/range-server.mjs';
-import { CHROMIUM_LAUNCH_OPTIONS } from '../support/chromium.mjs';
+import { ENGINES, launchEngine } from '../support/engines.mjs';
 import { median, RUNS, repo } from './lib.mjs';
 
 const DATA_DIR = path.join(repo, 'tests/.cache/data');
@@ -76,7 +80,11 @@ const data = subset(
 const queries = subset('BENCH_QUERIES', Object.keys(QUERIES));
 const systems = subset('BENCH_SYSTEMS', ['parquet-skim', ...Object.keys(PEERS)]);
 const latencies = subset('BENCH_LATENCIES', [0, 20]);
-const partial = [data, queries, systems, latencies].some((s) => s.partial) && process.env.BENCH_WRITE !== '1';
+const engines = subset('BENCH_ENGINES', ENGINES);
+const partial = [data, queries, systems, latencies, engines].some((s) => s.partial) && process.env.BENCH_WRITE !== '1';
+/** The layouts an engine runs (all of them in Chromium). */
+const layoutsFor = (engine) =>
+  engine === 'chromium' || data.partial ? layouts : layouts.filter((l) => ['a', 'duckdb'].includes(l.id));
 const layouts = LAYOUTS.filter((l) => data.list.includes(l.id));
 
 function generateData() {
@@ -121,30 +129,27 @@ async function buildPages() {
   });
 }
 
-/** One page load in a fresh context: the page's `window.result`. */
-async function runPage(browser, pageUrl) {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  const problems = [];
-  page.on('pageerror', (error) => problems.push(error.message));
+/** One page load in a fresh context (session): the page's `window.result`. */
+async function runPage(engine, pageUrl) {
+  let page;
   try {
-    await page.goto(pageUrl);
-    await page.waitForSelector('body[data-done=true]', { state: 'attached', timeout: RUN_TIMEOUT_MS });
+    page = await engine.open(pageUrl);
+    await page.waitFor('body[data-done=true]');
     const result = await page.evaluate(() => window.result);
     if (result.error !== undefined) throw new Error(result.error);
     return result;
   } catch (error) {
-    throw new Error(`${pageUrl}: ${error.message.split('\n')[0]}${problems.length ? ` (${problems.join('; ')})` : ''}`);
+    throw new Error(`${engine.name} ${pageUrl}: ${String(error.message).split('\n')[0]}`);
   } finally {
-    await context.close();
+    await page?.close();
   }
 }
 
 /** A warm-up load, then RUNS loads; the run with the median cold time, and the medians. */
-async function measure(browser, pageUrl) {
-  await runPage(browser, pageUrl);
+async function measure(engine, pageUrl) {
+  await runPage(engine, pageUrl);
   const runs = [];
-  for (let i = 0; i < RUNS; i++) runs.push(await runPage(browser, pageUrl));
+  for (let i = 0; i < RUNS; i++) runs.push(await runPage(engine, pageUrl));
   const cold = median(runs.map((r) => r.coldMs));
   const middle = runs.find((r) => r.coldMs === cold);
   return {
@@ -165,47 +170,52 @@ const mounts = {
   '/sample/': DATA_DIR,
   '/duckdb/': path.join(repo, 'node_modules/duckdb-wasm-1-28/dist'),
 };
-const browser = await chromium.launch(CHROMIUM_LAUNCH_OPTIONS);
 const cells = [];
-try {
-  for (const latencyMs of latencies.list) {
-    const server = await startRangeServer({ mounts, latencyMs });
-    try {
-      for (const l of layouts) {
-        for (const q of queries.list) {
-          const base = `?url=/sample/${l.file}&query=${q}&table=lineitem&warm=3`;
-          const cell = { data: l.id, query: q, latencyMs, systems: {} };
-          const skim = await measure(browser, `${server.url}/skim.html${base}`);
-          cell.systems['parquet-skim'] = skim;
-          const rounds = encodeURIComponent(JSON.stringify(skim.middle.rounds));
-          cell.floor = await measure(browser, `${server.url}/floor.html${base}&rounds=${rounds}`);
-          for (const [name, page] of Object.entries(PEERS)) {
-            if (!systems.list.includes(name)) continue;
-            try {
-              const peer = await measure(browser, `${server.url}/${page}.html${base}`);
-              if (peer.answer !== skim.answer) throw new Error(`answer ${peer.answer}, parquet-skim's ${skim.answer}`);
-              cell.systems[name] = peer;
-            } catch (error) {
-              cell.systems[name] = { error: error.message };
+const versions = {};
+for (const engineName of engines.list) {
+  const engine = await launchEngine(engineName, { timeoutMs: RUN_TIMEOUT_MS });
+  versions[engineName] = engine.version;
+  try {
+    for (const latencyMs of latencies.list) {
+      const server = await startRangeServer({ mounts, latencyMs });
+      try {
+        for (const l of layoutsFor(engineName)) {
+          for (const q of queries.list) {
+            const base = `?url=/sample/${l.file}&query=${q}&table=lineitem&warm=3`;
+            const cell = { engine: engineName, data: l.id, query: q, latencyMs, systems: {} };
+            const skim = await measure(engine, `${server.url}/skim.html${base}`);
+            cell.systems['parquet-skim'] = skim;
+            const rounds = encodeURIComponent(JSON.stringify(skim.middle.rounds));
+            cell.floor = await measure(engine, `${server.url}/floor.html${base}&rounds=${rounds}`);
+            for (const [name, page] of Object.entries(PEERS)) {
+              if (!systems.list.includes(name)) continue;
+              try {
+                const peer = await measure(engine, `${server.url}/${page}.html${base}`);
+                if (peer.answer !== skim.answer)
+                  throw new Error(`answer ${peer.answer}, parquet-skim's ${skim.answer}`);
+                cell.systems[name] = peer;
+              } catch (error) {
+                cell.systems[name] = { error: error.message };
+              }
             }
+            cells.push(cell);
+            console.log(summaryLine(cell));
           }
-          cells.push(cell);
-          console.log(summaryLine(cell));
         }
+      } finally {
+        await server.close();
       }
-    } finally {
-      await server.close();
     }
+  } finally {
+    await engine.close();
   }
-} finally {
-  await browser.close();
 }
 
 function summaryLine(cell) {
   const parts = Object.entries(cell.systems).map(([name, r]) =>
     r.error === undefined ? `${name} ${r.coldMs.toFixed(0)}/${r.warmMs.toFixed(0)}` : `${name} error`,
   );
-  return `${cell.data} ${cell.query} +${cell.latencyMs}ms: cold/warm ms: ${parts.join(', ')}; floor ${cell.floor.coldMs.toFixed(0)}/${cell.floor.warmMs.toFixed(0)}`;
+  return `${cell.engine} ${cell.data} ${cell.query} +${cell.latencyMs}ms: cold/warm ms: ${parts.join(', ')}; floor ${cell.floor.coldMs.toFixed(0)}/${cell.floor.warmMs.toFixed(0)}`;
 }
 
 const fmt = (ms) => (ms === null || ms === undefined ? '–' : ms.toFixed(0));
@@ -214,10 +224,10 @@ const fmt = (ms) => (ms === null || ms === undefined ? '–' : ms.toFixed(0));
 function report() {
   const lines = [`# Interactive speed (${new Date().toISOString().slice(0, 10)})`, ''];
   lines.push(
-    `Headless Chromium ${browser.version()}, ${RUNS} runs per cell after a warm-up, medians; range server on 127.0.0.1.`,
+    `${Object.values(versions).join(', ')}; ${RUNS} runs per cell after a warm-up, medians; range server on 127.0.0.1.`,
     '',
-    '| data (writer) | query | +latency | parquet-skim cold | fastest peer cold | floor page cold | target | skim warm | I/O floor warm | warm / floor | first / repeated |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| engine | data (writer) | query | +latency | parquet-skim cold | fastest peer cold | floor page cold | target | skim warm | I/O floor warm | warm / floor | first / repeated |',
+    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   );
   for (const c of cells) {
     const skim = c.systems['parquet-skim'];
@@ -226,7 +236,7 @@ function report() {
     const target = Math.max(0.5 * (fastest?.[1].coldMs ?? 0), 1.5 * c.floor.coldMs);
     const writer = LAYOUTS.find((l) => l.id === c.data)?.writer;
     lines.push(
-      `| ${c.data} (${writer}) | ${c.query} | ${c.latencyMs} ms | ${fmt(skim.coldMs)} | ${fastest ? `${fmt(fastest[1].coldMs)} (${fastest[0]})` : '–'} | ${fmt(c.floor.coldMs)} | ${fmt(target)} ${skim.coldMs <= target ? '✓' : '✗'} | ${fmt(skim.warmMs)} | ${fmt(c.floor.warmMs)} | ${(skim.warmMs / c.floor.warmMs).toFixed(2)}× | ${(skim.coldQueryMs / skim.warmMs).toFixed(2)}× |`,
+      `| ${c.engine} | ${c.data} (${writer}) | ${c.query} | ${c.latencyMs} ms | ${fmt(skim.coldMs)} | ${fastest ? `${fmt(fastest[1].coldMs)} (${fastest[0]})` : '–'} | ${fmt(c.floor.coldMs)} | ${fmt(target)} ${skim.coldMs <= target ? '✓' : '✗'} | ${fmt(skim.warmMs)} | ${fmt(c.floor.warmMs)} | ${(skim.warmMs / c.floor.warmMs).toFixed(2)}× | ${(skim.coldQueryMs / skim.warmMs).toFixed(2)}× |`,
     );
   }
   lines.push('', '## Every system, cold page → answer / warm query (ms)', '');
@@ -287,7 +297,7 @@ function report() {
 
 const markdown = report();
 console.log(`\n${markdown}`);
-const result = { date: new Date().toISOString().slice(0, 10), runs: RUNS, chromium: browser.version(), layouts, cells };
+const result = { date: new Date().toISOString().slice(0, 10), runs: RUNS, engines: versions, layouts, cells };
 if (!partial) {
   const base = path.join(repo, `bench/results/${result.date}-interactive`);
   await mkdir(path.dirname(base), { recursive: true });

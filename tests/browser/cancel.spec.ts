@@ -131,7 +131,8 @@ test('dispose() during scans rejects them with DISPOSED, closes every request, a
     } catch (error) {
       reopen = describeError(error).code ?? 'no code';
     }
-    const fresh = await skim.createReader({ workers: 2 });
+    // Every task to a worker, so that the new reader's workers are seen to work.
+    const fresh = await skim.createReader({ workers: 2, inlineTaskBytes: 0 });
     const again = await (await fresh.open(url)).scan({ columns: ['l_orderkey'], limit: 5000 }).toTable();
     const freshWorkers = fresh.workerCount;
     fresh.dispose();

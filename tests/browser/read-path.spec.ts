@@ -15,7 +15,8 @@ test('a 3-column limit-100 scan of a >100 MB file: one metadata read, then first
   server.resetLog();
   const result = await harness.evaluate(async () => {
     const { skim } = window.harness;
-    const reader = await skim.createReader({ workers: 2 });
+    // In workers (not on the page, as a small first query would be), like the rest of the file.
+    const reader = await skim.createReader({ workers: 2, inlineTaskBytes: 0 });
     const file = await reader.open('/sample/lineitem-sf1.parquet');
     const afterOpen = file.requestLog().length;
     const scan = file.scan({ columns: ['l_orderkey', 'l_quantity', 'l_shipdate'], limit: 100 });
@@ -132,7 +133,7 @@ test('nested column paths project nested fields', async ({ harness }) => {
 test('errors from Rust reach the page as typed errors, from the main thread and from workers', async ({ harness }) => {
   const result = await harness.evaluate(async () => {
     const { skim, describeError } = window.harness;
-    const reader = await skim.createReader({ workers: 2 });
+    const reader = await skim.createReader({ workers: 2, inlineTaskBytes: 0 });
     const outcomes: Record<string, ReturnType<typeof describeError>> = {};
     const capture = async (name: string, work: () => Promise<unknown>) => {
       try {
@@ -202,4 +203,39 @@ test('warmUp: each worker and the page run the core over its embedded file first
   expect(result.cold.pageWarmed).toBe(false);
   expect(result.warm.rows).toBe(50);
   expect(result.warm.keys).toEqual(result.cold.keys);
+});
+
+test('a small first query is decoded on the page while no worker is ready; the workers start after it', async ({
+  harness,
+}) => {
+  const result = await harness.evaluate(async () => {
+    const { skim } = window.harness;
+    const reader = await skim.createReader({ workers: 2 });
+    const file = await reader.open('/sample/lineitem-sf1.parquet');
+    const before = reader.stats().workers;
+    const first = await file.scan({ columns: ['l_orderkey', 'l_comment'], limit: 100 }).toTable();
+    const onPage = reader.stats().workers.tasksOnPage;
+    // Started after the first answer, in the time the user looks at it.
+    for (let i = 0; i < 100 && reader.stats().workers.ready < 2; i++) await new Promise((r) => setTimeout(r, 50));
+    const second = await file.scan({ columns: ['l_orderkey', 'l_comment'], offset: 100, limit: 100 }).toTable();
+    const after = reader.stats().workers;
+    reader.dispose();
+    return {
+      startedBefore: before.started,
+      onPage,
+      ready: after.ready,
+      onPageAfter: after.tasksOnPage,
+      keys: [
+        ...Array.from(first.getChild('l_orderkey')?.toArray() ?? [], Number),
+        ...Array.from(second.getChild('l_orderkey')?.toArray() ?? [], Number),
+      ],
+    };
+  });
+  expect(result.startedBefore).toBe(0);
+  expect(result.onPage).toBe(1);
+  expect(result.ready).toBe(2);
+  // The second query went to a worker.
+  expect(result.onPageAfter).toBe(1);
+  expect(result.keys).toHaveLength(200);
+  expect(result.keys).toEqual([...result.keys].sort((a, b) => a - b));
 });

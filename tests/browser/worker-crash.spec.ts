@@ -12,7 +12,8 @@ import { expect, test } from './fixtures.ts';
 test('a trapping worker is replaced and retried once, then the scan fails with WORKER_CRASHED', async ({ harness }) => {
   const result = await harness.evaluate(async () => {
     const { skim, describeError } = window.harness;
-    const reader = await skim.createReader({ workers: 2 });
+    // Every task to a worker (none decoded on the page), even this small file's.
+    const reader = await skim.createReader({ workers: 2, inlineTaskBytes: 0 });
     const file = await reader.open('/data/alltypes_tiny_pages.parquet');
     const post = Worker.prototype.postMessage;
     let injected = 0;
@@ -28,7 +29,8 @@ test('a trapping worker is replaced and retried once, then the scan fails with W
       }
       return (post as (this: Worker, m: unknown, t?: unknown) => void).call(this, message, transfer);
     } as typeof post;
-    const startedBefore = reader.stats().workers.started;
+    // The workers start with the first task.
+    const startedBefore = 2;
     let error: ReturnType<typeof describeError> | null = null;
     try {
       await file.scan().toTable();
@@ -78,7 +80,7 @@ test('workers that cannot start make scans fail with WORKER_CRASHED instead of r
   server.resetLog();
   const result = await harness.evaluate(async () => {
     const { skim, describeError } = window.harness;
-    const reader = await skim.createReader({ workers: 2, workerUrl: '/no-such-worker.js' });
+    const reader = await skim.createReader({ workers: 2, workerUrl: '/no-such-worker.js', inlineTaskBytes: 0 });
     const file = await reader.open('/data/alltypes_tiny_pages.parquet');
     let error: ReturnType<typeof describeError> | null = null;
     try {

@@ -15,6 +15,7 @@ import type { HttpOptions } from './io/http.js';
 import { IoQueue } from './io/io-queue.js';
 import { BlobSource, BytesSource, HttpSource, type Source } from './io/source.js';
 import type { Executor } from './scheduler/executor.js';
+import { DEFAULT_INLINE_TASK_BYTES, HybridExecutor } from './scheduler/hybrid.js';
 import { InlineExecutor } from './scheduler/inline.js';
 import { WorkerPool } from './scheduler/pool.js';
 import type { ParquetFileHandle } from './wasm/parquet_skim_wasm.js';
@@ -32,8 +33,17 @@ declare global {
 
 /** Options of {@link createReader}. */
 export interface ReaderOptions {
-  /** Decoding workers (default `navigator.hardwareConcurrency`; `0` decodes on the calling thread). */
+  /**
+   * Decoding workers (default `navigator.hardwareConcurrency`; `0` decodes on the calling thread).
+   * They start with the first task too big for the page (`inlineTaskBytes`), or once the page has
+   * answered a first small query: starting them competes with that query for the machine's cores.
+   */
   workers?: number;
+  /**
+   * While no worker is ready, tasks of at most this many planned bytes are decoded on the page's
+   * own thread (default 4 MiB: a first page of rows, a lookup). 0 sends every task to a worker.
+   */
+  inlineTaskBytes?: number;
   /** Most HTTP requests in flight across all scans (default 6). */
   ioConcurrency?: number;
   /** Ranges closer than this many bytes are fetched as one request (default 64 KiB). */
@@ -159,6 +169,8 @@ export interface ReaderStats {
     warmedAt: number[];
     /** Tasks a worker started while another of its tasks waited for bytes. */
     tasksInterleaved: number;
+    /** Small tasks the page decoded itself while no worker was ready (see `inlineTaskBytes`). */
+    tasksOnPage: number;
   };
 }
 
@@ -221,16 +233,15 @@ export class Reader {
 
   /** When the reader started, and what its workers did (see {@link ReaderStats}). */
   stats(): ReaderStats {
-    const workers =
-      this.executor instanceof WorkerPool
-        ? this.executor.stats()
-        : { alive: 0, ready: 0, started: 0, readyAt: [], warmedAt: [], tasksInterleaved: 0 };
-    return { startup: { ...this.startup }, workers };
+    const pool = this.executor instanceof HybridExecutor ? this.executor.workers : undefined;
+    const workers = pool?.stats() ?? { alive: 0, ready: 0, started: 0, readyAt: [], warmedAt: [], tasksInterleaved: 0 };
+    const tasksOnPage = this.executor instanceof HybridExecutor ? this.executor.tasksInline : 0;
+    return { startup: { ...this.startup }, workers: { ...workers, tasksOnPage } };
   }
 
-  /** Decoding workers alive now (0 when decoding inline). */
+  /** Decoding workers alive now (0 when decoding inline, and before they are started). */
   get workerCount(): number {
-    return this.executor instanceof WorkerPool ? this.executor.workerCount : 0;
+    return this.executor instanceof HybridExecutor ? this.executor.workers.workerCount : 0;
   }
 
   /** Opens a Parquet file from a URL, a `Blob`/`File`, or bytes, reading only its footer. */
@@ -487,6 +498,10 @@ export async function createReader(options: ReaderOptions = {}): Promise<Reader>
   if (!Number.isSafeInteger(cacheBytes) || cacheBytes < 0) {
     throw invalidArgument('cacheBytes', 'a whole number of bytes >= 0', cacheBytes);
   }
+  const inlineTaskBytes = options.inlineTaskBytes ?? DEFAULT_INLINE_TASK_BYTES;
+  if (!Number.isSafeInteger(inlineTaskBytes) || inlineTaskBytes < 0) {
+    throw invalidArgument('inlineTaskBytes', 'a whole number of bytes >= 0', inlineTaskBytes);
+  }
   const warmUp = options.warmUp ?? false;
   if (typeof warmUp !== 'boolean') throw invalidArgument('warmUp', 'a boolean', warmUp);
   const prefetchOutputBytes = options.prefetchOutputBytes ?? DEFAULT_PREFETCH_OUTPUT_BYTES;
@@ -535,10 +550,15 @@ export async function createReader(options: ReaderOptions = {}): Promise<Reader>
     }
     return instance;
   });
+  // Workers start early only to warm up; else lazily (see HybridExecutor).
   const executor =
     workers === 0
       ? new InlineExecutor(wasm)
-      : new WorkerPool(workers, module, { warmUp, workerUrl: options.workerUrl });
+      : new HybridExecutor(
+          new InlineExecutor(wasm),
+          new WorkerPool(workers, module, { warmUp, workerUrl: options.workerUrl, lazy: !warmUp }),
+          inlineTaskBytes,
+        );
   return new Reader(wasm, executor, io, { readAheadBytes, cacheBytes, prefetchOutputBytes }, startup);
 }
 

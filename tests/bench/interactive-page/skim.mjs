@@ -32,7 +32,12 @@ const span = (e) => {
 
 try {
   // `warmUp=1`: the reader's warm-up passes (ReaderOptions.warmUp), to measure what they do.
-  const reader = await createReader({ warmUp: params.get('warmUp') === '1' });
+  // `workers=N`: that many workers (0: decode on the page), to measure what they cost.
+  const workerCount = params.get('workers');
+  const reader = await createReader({
+    warmUp: params.get('warmUp') === '1',
+    ...(workerCount === null ? {} : { workers: Number(workerCount) }),
+  });
   const cold = await run(reader, url);
   const answeredAt = cold.ended;
   const { startup, workers } = reader.stats();

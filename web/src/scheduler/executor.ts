@@ -23,6 +23,8 @@ export interface TaskJob {
   cacheKey?: string;
   /** Prefetched bytes (transferred to the worker: the caller must not reuse them). */
   chunks: Chunk[];
+  /** Bytes the plan lists for the task (filter and output pages; an upper bound with a filter). */
+  plannedBytes: number;
   /** Reads more bytes: flat `[start, end, …]` ranges. */
   fetchMore(ranges: number[]): Promise<Chunk[]>;
   signal?: AbortSignal;

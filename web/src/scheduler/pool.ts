@@ -93,14 +93,20 @@ export class WorkerPool implements Executor {
   /** `performance.now()` when each worker finished its warm-up pass, in order. */
   private readonly warmedAt: number[] = [];
 
+  /** Whether the workers were started (see {@link WorkerPool.start}). */
+  private started = false;
+  /** Files opened so far: a worker started later gets their footers at once. */
+  private readonly files = new Map<number, FileFooter>();
+
   /**
-   * Workers start at once, loading their script while `module` (the core) still compiles; each
-   * gets it as soon as it is compiled. If it cannot be, every task rejects with that error.
+   * Workers start with {@link WorkerPool.start} — or at once with `lazy: false` — and load their
+   * script while `module` (the core) may still compile; each gets it as soon as it is compiled. If
+   * it cannot be, every task rejects with that error.
    */
   constructor(
-    size: number,
+    private readonly size: number,
     private readonly module: Promise<WebAssembly.Module>,
-    private readonly options: { warmUp: boolean; workerUrl: string | URL | undefined } = {
+    private readonly options: { warmUp: boolean; workerUrl: string | URL | undefined; lazy?: boolean } = {
       warmUp: false,
       workerUrl: undefined,
     },
@@ -113,7 +119,20 @@ export class WorkerPool implements Executor {
       },
       (error: unknown) => this.fail(toSkimError(error) as ParquetSkimError),
     );
-    for (let i = 0; i < size; i++) this.slots.push(this.spawn());
+    if (options.lazy !== true) this.start();
+  }
+
+  /** Starts the workers (once); every file opened so far is sent to each. */
+  start(): void {
+    if (this.started || this.disposed || this.broken !== null) return;
+    this.started = true;
+    for (let i = 0; i < this.size; i++) this.slots.push(this.spawn());
+    for (const file of this.files.values()) this.openFile(file);
+  }
+
+  /** Whether some worker has its core instantiated (answered `init`). */
+  get anyReady(): boolean {
+    return this.slots.some((slot) => slot.ready);
   }
 
   /** Workers alive now. */
@@ -143,6 +162,7 @@ export class WorkerPool implements Executor {
   run(task: TaskJob): Promise<TaskResult> {
     if (this.disposed) return Promise.reject(new ParquetSkimError('DISPOSED', 'the reader was disposed'));
     if (this.broken !== null) return Promise.reject(this.broken);
+    this.start();
     return new Promise<TaskResult>((resolve, reject) => {
       const job: Job = {
         task,
@@ -171,6 +191,7 @@ export class WorkerPool implements Executor {
   }
 
   openFile(file: FileFooter): void {
+    this.files.set(file.fileId, file);
     for (const slot of this.slots) {
       if (slot.files.has(file.fileId)) continue;
       this.post(slot, { kind: 'openFile', ...file });
@@ -179,6 +200,7 @@ export class WorkerPool implements Executor {
   }
 
   closeFile(fileId: number): void {
+    this.files.delete(fileId);
     for (const slot of this.slots) {
       if (slot.files.delete(fileId)) this.post(slot, { kind: 'closeFile', fileId });
     }
@@ -243,7 +265,7 @@ export class WorkerPool implements Executor {
         const index = this.pickFor(slot);
         const [job] = index < 0 ? [] : this.queue.splice(index, 1);
         if (job === undefined) continue;
-        this.start(slot, job);
+        this.startJob(slot, job);
         started = true;
       }
     }
@@ -274,7 +296,7 @@ export class WorkerPool implements Executor {
     return -1;
   }
 
-  private start(slot: Slot, job: Job): void {
+  private startJob(slot: Slot, job: Job): void {
     if (slot.jobs.length > 0) this.tasksInterleaved += 1;
     slot.jobs.push(job);
     job.slot = slot;

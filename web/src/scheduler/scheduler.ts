@@ -160,6 +160,7 @@ async function runTask(task: PlannedTask, context: ScanContext, signal: AbortSig
     spec: JSON.stringify(task.spec),
     ...(cacheKey !== undefined ? { cacheKey } : {}),
     chunks,
+    plannedBytes: task.filterRanges.reduce((sum, r) => sum + r.end - r.start, 0) + outputBytes,
     fetchMore: (flat: number[]): Promise<Chunk[]> => io.read(reader, pairs(flat), signal, cost.output),
     signal,
   });
