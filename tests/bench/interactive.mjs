@@ -25,9 +25,9 @@
  *
  * Output: bench/results/<date>-interactive.{json,md}; medians of BENCH_RUNS (default 5) after one
  * warm-up run. Subsets (comma lists): BENCH_ENGINES (chromium, firefox, webkit; default all),
- * BENCH_DATA (a, c, pyarrow, duckdb), BENCH_QUERIES (first100, lookup), BENCH_SYSTEMS
+ * BENCH_DATA (a, c, tpchgen, pyarrow, duckdb), BENCH_QUERIES (first100, lookup), BENCH_SYSTEMS
  * (parquet-skim, parquet-wasm, hyparquet, duckdb-wasm), BENCH_LATENCIES (0, 20). Firefox and
- * WebKit run layouts a and duckdb only unless BENCH_DATA names others (to keep the run under an
+ * WebKit run layouts a and tpchgen only unless BENCH_DATA names others (to keep the run under an
  * hour). A subset writes no result files unless BENCH_WRITE=1.
  */
 import { spawnSync } from 'node:child_process';
@@ -84,7 +84,7 @@ const engines = subset('BENCH_ENGINES', ENGINES);
 const partial = [data, queries, systems, latencies, engines].some((s) => s.partial) && process.env.BENCH_WRITE !== '1';
 /** The layouts an engine runs (all of them in Chromium). */
 const layoutsFor = (engine) =>
-  engine === 'chromium' || data.partial ? layouts : layouts.filter((l) => ['a', 'duckdb'].includes(l.id));
+  engine === 'chromium' || data.partial ? layouts : layouts.filter((l) => ['a', 'tpchgen'].includes(l.id));
 const layouts = LAYOUTS.filter((l) => data.list.includes(l.id));
 
 function generateData() {

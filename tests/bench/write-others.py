@@ -2,6 +2,9 @@
 
 Usage: write-others.py SOURCE.parquet OUT_DIR
 
+- ``lineitem-sf1-tpchgen.parquet``: tpchgen-cli's own Parquet output (``tpchgen-cli parquet -s 1
+  --tables=lineitem``: arrow-rs's writer as tpchgen-cli sets it up — ~114k-row groups, string
+  views, no page index);
 - ``lineitem-sf1-pyarrow.parquet``: ``pyarrow.parquet.write_table`` with pyarrow's defaults (1Mi-row
   groups, snappy, dictionaries, 1 MB pages, no page index);
 - ``lineitem-sf1-duckdb.parquet``: DuckDB's ``COPY … TO … (FORMAT parquet)`` with its defaults
@@ -11,7 +14,10 @@ Each is skipped when it exists. The rows are the source's, in its order.
 """
 
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 
 import duckdb
 import pyarrow
@@ -20,6 +26,15 @@ import pyarrow.parquet as pq
 
 def main() -> None:
     source, out_dir = sys.argv[1], sys.argv[2]
+    tpchgen_out = os.path.join(out_dir, "lineitem-sf1-tpchgen.parquet")
+    if not os.path.exists(tpchgen_out):
+        cli = os.path.join(os.path.dirname(sys.executable), "tpchgen-cli")
+        with tempfile.TemporaryDirectory() as tmp:
+            subprocess.run(
+                [cli, "parquet", "-s", "1", "--tables=lineitem", f"--output-dir={tmp}"], check=True
+            )
+            shutil.move(os.path.join(tmp, "lineitem.parquet"), tpchgen_out)
+        print(f"wrote {tpchgen_out} (tpchgen-cli defaults)")
     pyarrow_out = os.path.join(out_dir, "lineitem-sf1-pyarrow.parquet")
     if not os.path.exists(pyarrow_out):
         pq.write_table(pq.read_table(source), pyarrow_out + ".tmp")

@@ -24,4 +24,7 @@ export interface Engine {
   close(): Promise<void>;
 }
 
-export function launchEngine(name: EngineName, options?: { timeoutMs?: number }): Promise<Engine>;
+export function launchEngine(
+  name: EngineName,
+  options?: { timeoutMs?: number; jsc?: Record<string, string> },
+): Promise<Engine>;

@@ -7,7 +7,8 @@
  * - WebKit, Safari's engine (`webkit2gtk-driver`'s WebKitWebDriver driving its MiniBrowser),
  *   under Xvfb, a fresh WebDriver session (a new MiniBrowser) per page.
  *
- * `launchEngine(name)` resolves to `{ name, version, open(url), close() }`; `open(url)` to a page
+ * `launchEngine(name, { timeoutMs, jsc })` resolves to `{ name, version, open(url), close() }`
+ * (`jsc`: JavaScriptCore options for WebKit, as `JSC_*` environment variables); `open(url)` to a page
  * with `waitFor(selector)` (attached, not visible), `evaluate(fn, arg)` (fn is serialized: it
  * may not close over anything; it may return a promise) and `close()`.
  */
@@ -18,10 +19,10 @@ import { CHROMIUM_LAUNCH_OPTIONS } from './chromium.mjs';
 export const ENGINES = ['chromium', 'firefox', 'webkit'];
 
 /** Starts `name`; see the module doc. */
-export async function launchEngine(name, { timeoutMs = 60_000 } = {}) {
+export async function launchEngine(name, { timeoutMs = 60_000, jsc = {} } = {}) {
   if (name === 'chromium') return launchChromium(timeoutMs);
   if (name === 'firefox') return launchFirefox(timeoutMs);
-  if (name === 'webkit') return launchWebKit(timeoutMs);
+  if (name === 'webkit') return launchWebKit(timeoutMs, jsc);
   throw new Error(`unknown engine ${name}; expected one of ${ENGINES.join(', ')}`);
 }
 
@@ -71,13 +72,15 @@ async function launchFirefox(timeoutMs) {
 
 const MINIBROWSER = '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser';
 
-async function launchWebKit(timeoutMs) {
+async function launchWebKit(timeoutMs, jscOptions = {}) {
   const { Builder } = await import('selenium-webdriver');
   const port = await freePort();
   // The driver and the MiniBrowsers it starts share one virtual display.
   const driverProcess = spawn('xvfb-run', ['-a', 'WebKitWebDriver', `--port=${port}`], {
     detached: true,
     stdio: 'ignore',
+    // JavaScriptCore reads its options (JSC_*) from the environment of the web process it runs in.
+    env: { ...process.env, ...jscOptions },
   });
   const server = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;

@@ -171,6 +171,12 @@ export interface ReaderStats {
     tasksInterleaved: number;
     /** Small tasks the page decoded itself while no worker was ready (see `inlineTaskBytes`). */
     tasksOnPage: number;
+    /**
+     * Of those, tasks whose WebAssembly trapped on the page and that ran again in a worker (the
+     * page then decodes no more; seen in WebKit, about 1 in 1,000 tasks, only with JavaScriptCore's
+     * optimizing tier on).
+     */
+    trapsOnPage: number;
   };
 }
 
@@ -235,8 +241,9 @@ export class Reader {
   stats(): ReaderStats {
     const pool = this.executor instanceof HybridExecutor ? this.executor.workers : undefined;
     const workers = pool?.stats() ?? { alive: 0, ready: 0, started: 0, readyAt: [], warmedAt: [], tasksInterleaved: 0 };
-    const tasksOnPage = this.executor instanceof HybridExecutor ? this.executor.tasksInline : 0;
-    return { startup: { ...this.startup }, workers: { ...workers, tasksOnPage } };
+    const hybrid = this.executor instanceof HybridExecutor ? this.executor : undefined;
+    const onPage = { tasksOnPage: hybrid?.tasksInline ?? 0, trapsOnPage: hybrid?.trapsOnPage ?? 0 };
+    return { startup: { ...this.startup }, workers: { ...workers, ...onPage } };
   }
 
   /** Decoding workers alive now (0 when decoding inline, and before they are started). */

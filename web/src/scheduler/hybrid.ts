@@ -28,6 +28,8 @@ export class HybridExecutor implements Executor {
   readonly tasksAlive: number;
   /** Tasks the page decoded itself (for stats). */
   tasksInline = 0;
+  /** Tasks that trapped on the page and ran again in a worker (for stats). */
+  trapsOnPage = 0;
 
   constructor(
     private readonly inline: InlineExecutor,
@@ -42,9 +44,17 @@ export class HybridExecutor implements Executor {
     const small = job.plannedBytes <= this.inlineTaskBytes;
     // A task whose filter columns the page's own cross-scan cache holds stays on the page.
     const cachedHere = job.cacheKey !== undefined && this.inline.holds(job.cacheKey);
-    if (small && (cachedHere || !this.pool.anyReady)) {
+    if (small && !this.inline.trapped && (cachedHere || !this.pool.anyReady)) {
       this.tasksInline += 1;
-      const result = this.inline.run(job);
+      const result = this.inline.run(job).catch((error: unknown) => {
+        // A trap on the page's instance (seen in WebKit, ~1 in 1,000 tasks, only with its
+        // optimizing tier on): the task runs again in a worker, and the page decodes no more.
+        if (this.inline.trapped) {
+          this.trapsOnPage += 1;
+          return this.pool.run(job);
+        }
+        throw error;
+      });
       // The first query is (about to be) answered: start the workers for the next one.
       result.finally(() => setTimeout(() => this.pool.start(), 0)).catch(() => undefined);
       return result;

@@ -21,6 +21,11 @@ export class InlineExecutor implements Executor {
   private readonly cache = new CacheKeys();
   private nextTaskId = 1;
   private disposed = false;
+  /**
+   * A task trapped here (a WebAssembly `RuntimeError`): this instance's state is then unknown. The
+   * hybrid executor stops sending it tasks and reruns that one in a worker.
+   */
+  trapped = false;
   /** Tasks run one at a time: decoding is synchronous, so interleaving would gain nothing. */
   private tail: Promise<unknown> = Promise.resolve();
 
@@ -46,7 +51,7 @@ export class InlineExecutor implements Executor {
     const { file } = job;
     if (!this.opened.has(file.fileId)) {
       // Not shown before (a file opened by another reader, say): decode its footer.
-      check(host.handle({ kind: 'openFile', ...file }));
+      checked(host.handle({ kind: 'openFile', ...file }));
       this.opened.add(file.fileId);
     }
     const taskId = this.nextTaskId++;
@@ -57,6 +62,13 @@ export class InlineExecutor implements Executor {
       spec: job.spec,
       chunks: job.chunks,
     });
+    const check = (answer: HostResponse | undefined): HostResponse | undefined => {
+      if (answer?.kind === 'failed') {
+        if (answer.error.name === 'RuntimeError') this.trapped = true;
+        throw toSkimError(answer.error);
+      }
+      return answer;
+    };
     try {
       for (;;) {
         const answer = check(response);
@@ -111,7 +123,7 @@ export class InlineExecutor implements Executor {
   }
 }
 
-function check(response: HostResponse | undefined): HostResponse | undefined {
+function checked(response: HostResponse | undefined): HostResponse | undefined {
   if (response?.kind === 'failed') throw toSkimError(response.error);
   return response;
 }

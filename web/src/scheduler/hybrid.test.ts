@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import type { TaskJob, TaskResult } from './executor.js';
+import { HybridExecutor } from './hybrid.js';
+import type { InlineExecutor } from './inline.js';
+import type { WorkerPool } from './pool.js';
+
+const result = (ms: number): TaskResult => ({
+  ipc: new Uint8Array(),
+  rows: 0,
+  batches: 0,
+  decodeMs: ms,
+  queueMs: 0,
+  rowsFromCache: 0,
+  wasmMemoryBytes: 0,
+});
+
+/** Stand-ins that record where each task ran (the real ones need a core and workers). */
+function executors(options: { trapOnPage?: boolean } = {}) {
+  const ran: string[] = [];
+  const page = {
+    trapped: false,
+    run: async (job: TaskJob) => {
+      ran.push(`page:${job.spec}`);
+      if (options.trapOnPage) {
+        page.trapped = true;
+        throw new Error('RuntimeError: Out of bounds memory access');
+      }
+      return result(1);
+    },
+    holds: () => false,
+    cachedBytes: () => 0,
+  };
+  const pool = {
+    concurrency: 2,
+    tasksAlive: 4,
+    anyReady: false,
+    started: 0,
+    start() {
+      pool.started += 1;
+      pool.anyReady = true;
+    },
+    run: async (job: TaskJob) => {
+      ran.push(`worker:${job.spec}`);
+      return result(2);
+    },
+    holds: () => false,
+    cachedBytes: () => 0,
+  };
+  const hybrid = new HybridExecutor(page as unknown as InlineExecutor, pool as unknown as WorkerPool, 1000);
+  return { ran, page, pool, hybrid };
+}
+
+const job = (spec: string, plannedBytes: number): TaskJob => ({
+  file: { fileId: 1, fileLen: 10, starts: [], buffers: [] },
+  spec,
+  chunks: [],
+  plannedBytes,
+  fetchMore: async () => [],
+});
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
+
+describe('HybridExecutor', () => {
+  it('decodes a small task on the page while no worker is ready, then starts the workers', async () => {
+    const { ran, pool, hybrid } = executors();
+    await hybrid.run(job('small', 500));
+    expect(ran).toEqual(['page:small']);
+    await tick();
+    expect(pool.started).toBe(1);
+    await hybrid.run(job('next', 500));
+    expect(ran).toEqual(['page:small', 'worker:next']);
+  });
+
+  it('sends a big task to the workers at once', async () => {
+    const { ran, hybrid } = executors();
+    await hybrid.run(job('big', 5000));
+    expect(ran).toEqual(['worker:big']);
+    expect(hybrid.tasksInline).toBe(0);
+  });
+
+  it('reruns a task that trapped on the page in a worker, and decodes no more on the page', async () => {
+    const { ran, page, pool, hybrid } = executors({ trapOnPage: true });
+    const outcome = await hybrid.run(job('trap', 500));
+    expect(outcome.decodeMs).toBe(2);
+    expect(ran).toEqual(['page:trap', 'worker:trap']);
+    expect(page.trapped).toBe(true);
+    pool.anyReady = false;
+    await hybrid.run(job('after', 500));
+    expect(ran.at(-1)).toBe('worker:after');
+  });
+});
