@@ -101,6 +101,10 @@ test('counts a filter’s matches, draws the query panel, and an edited filter t
   await expect(page.locator('#query-bytes')).toHaveAttribute('data-bytes', String(first.bytesFetched));
   await expect(page.locator('#query-bytes')).toHaveAttribute('data-requests', String(first.requests));
   await expect(page.locator('#query-cache')).toHaveAttribute('data-hits', String(first.columnCache.hits));
+  // Where the time went, step by step, as the scan's timeline says.
+  await expect(page.locator('#query-timeline')).toHaveAttribute('data-done', String(first.timeline.done));
+  await expect(page.locator('#query-timeline')).toContainText('planned');
+  await expect(page.locator('#query-timeline')).toContainText('first result');
   // The map: 6 row groups × 16 columns; only l_comment is read (count(*) reads no other column).
   await expect(page.locator('#row-group-map tbody tr')).toHaveCount(6);
   await expect(page.locator('#row-group-map tbody td')).toHaveCount(6 * 16);

@@ -1,7 +1,9 @@
 /**
  * The query panel: what the last full scan of a filter did, drawn from its `ScanStats`.
  *
- * - bytes fetched against the file's size, requests, and time by phase;
+ * - bytes fetched against the file's size, requests, and time by phase — summed, and as a timeline
+ *   of when each step first happened (planned, first request, first bytes, first task, first
+ *   result, first batch, done);
  * - a map of row groups × columns: skipped by footer statistics, bloom filters or the page index,
  *   fetched, taken from the workers' cache, or not needed by the query;
  * - the workers' cache: hits, and its bytes over the scan as a chart (uPlot).
@@ -52,6 +54,8 @@ export function renderQueryPanel(target: HTMLElement, stats: ScanStats, context:
     id: 'query-phases',
     text: `${formatMs(stats.elapsedMs)} in all — fetching ${formatMs(stats.fetchMs)}, decoding and filtering ${formatMs(stats.decodeMs)} (summed over requests and workers)`,
   });
+  const timeline = el('p', { id: 'query-timeline', text: `timeline: ${timelineText(stats)}` });
+  timeline.dataset.done = String(stats.timeline.done ?? '');
   const cache = stats.columnCache;
   const cacheLine = el('p', {
     id: 'query-cache',
@@ -67,6 +71,7 @@ export function renderQueryPanel(target: HTMLElement, stats: ScanStats, context:
     bar,
     fetched,
     phases,
+    timeline,
     el('h3', { text: 'Row groups × columns' }),
     rowGroupMap(stats, context),
     legend(),
@@ -75,6 +80,22 @@ export function renderQueryPanel(target: HTMLElement, stats: ScanStats, context:
     plot,
   );
   if (cache.budgetBytes > 0) drawCacheChart(plot, stats);
+}
+
+/** `planned 2 ms → first request 3 → …` (ms since the scan was asked for; steps not reached left out). */
+function timelineText(stats: ScanStats): string {
+  const steps: Array<[string, number | null]> = [
+    ['planned', stats.timeline.planned],
+    ['first request', stats.timeline.firstRequest],
+    ['first bytes', stats.timeline.firstBytes],
+    ['first task', stats.timeline.firstTask],
+    ['first result', stats.timeline.firstResult],
+    ['first batch', stats.timeline.firstBatch],
+    ['done', stats.timeline.done],
+  ];
+  const reached = steps.filter((step): step is [string, number] => step[1] !== null);
+  const waited = stats.queueMs > 0 ? `; tasks waited ${formatMs(stats.queueMs)} for a worker` : '';
+  return `${reached.map(([label, ms]) => `${label} ${formatMs(ms)}`).join(' → ')}${waited}`;
 }
 
 function rowGroupMap(stats: ScanStats, context: QueryContext): HTMLTableElement {
