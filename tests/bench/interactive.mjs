@@ -59,6 +59,12 @@ const LAYOUTS = [
     datagen: ['lineitem', '--sf', '1', '--row-group-rows', '131072', '--page-bytes', '65536', '--compression', 'zstd'],
   },
   {
+    id: 'tpchgen',
+    writer: 'tpchgen-cli 4, its defaults',
+    file: 'lineitem-sf1-tpchgen.parquet',
+    layout: '~114k-row groups (53), snappy, string views, no page index',
+  },
+  {
     id: 'pyarrow',
     writer: 'pyarrow 26, its defaults',
     file: 'lineitem-sf1-pyarrow.parquet',
