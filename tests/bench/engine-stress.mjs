@@ -7,11 +7,12 @@
  * The page is the interactive bench's parquet-skim page, built here; each open reads the first 100
  * rows or the lookup, in turn, of TPC-H lineitem as tpchgen-cli writes it (tests/bench/
  * write-others.py makes it). Prints every failure with its message, and the totals; exits 1 on any.
+ * A full run (1,000 opens or more) also writes bench/results/<date>-stress-<engine>.json.
  *
  * Usage: node tests/bench/engine-stress.mjs [engine] [opens]   (after `npm run build`); JSC_*
  * environment variables are passed to WebKit's JavaScriptCore (e.g. JSC_useOMGJIT=0).
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createReader } from 'parquet-skim';
 import { build } from 'vite';
@@ -122,4 +123,23 @@ console.log(
   `\n${engine.version}: ${done} opens and scans of ${FILE} in ${seconds} s, ${failures.length} wrong; ${traps} tasks trapped on the page and ran again in a worker`,
 );
 for (const f of failures) console.log(JSON.stringify(f));
+if (OPENS >= 1000) {
+  const date = new Date().toISOString().slice(0, 10);
+  const out = path.join(repo, `bench/results/${date}-stress-${engineName}.json`);
+  const env = Object.keys(jsc).length > 0 ? jsc : undefined;
+  const result = {
+    date,
+    engine: engine.version,
+    env,
+    file: FILE,
+    opens: done,
+    perPage: PER_PAGE,
+    seconds: Number(seconds),
+    wrong: failures.length,
+    trapsOnPage: traps,
+    failures,
+  };
+  await writeFile(out, `${JSON.stringify(result, null, 2)}\n`);
+  console.log(`wrote ${path.relative(repo, out)}`);
+}
 process.exit(failures.length === 0 ? 0 : 1);

@@ -28,11 +28,12 @@
  * BENCH_DATA (a, c, tpchgen, pyarrow, duckdb), BENCH_QUERIES (first100, lookup), BENCH_SYSTEMS
  * (parquet-skim, parquet-wasm, hyparquet, duckdb-wasm), BENCH_LATENCIES (0, 20). Firefox and
  * WebKit run layouts a and tpchgen only unless BENCH_DATA names others (to keep the run under an
- * hour). A subset writes no result files unless BENCH_WRITE=1.
+ * hour). A subset writes no result files unless BENCH_WRITE=1. BENCH_REPORT=<a results .json>
+ * prints (and rewrites next to it) the Markdown of an earlier run, without running anything.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { build } from 'vite';
 import { startRangeServer } from '../server/range-server.mjs';
@@ -168,53 +169,56 @@ async function measure(engine, pageUrl) {
   };
 }
 
-const started = performance.now();
-generateData();
-await buildPages();
-const mounts = {
-  '/': PAGE_DIR,
-  '/sample/': DATA_DIR,
-  '/duckdb/': path.join(repo, 'node_modules/duckdb-wasm-1-28/dist'),
-};
-const cells = [];
-const versions = {};
-for (const engineName of engines.list) {
-  const engine = await launchEngine(engineName, { timeoutMs: RUN_TIMEOUT_MS });
-  versions[engineName] = engine.version;
-  try {
-    for (const latencyMs of latencies.list) {
-      const server = await startRangeServer({ mounts, latencyMs });
-      try {
-        for (const l of layoutsFor(engineName)) {
-          for (const q of queries.list) {
-            const base = `?url=/sample/${l.file}&query=${q}&table=lineitem&warm=3`;
-            const cell = { engine: engineName, data: l.id, query: q, latencyMs, systems: {} };
-            const skim = await measure(engine, `${server.url}/skim.html${base}`);
-            cell.systems['parquet-skim'] = skim;
-            const rounds = encodeURIComponent(JSON.stringify(skim.middle.rounds));
-            cell.floor = await measure(engine, `${server.url}/floor.html${base}&rounds=${rounds}`);
-            for (const [name, page] of Object.entries(PEERS)) {
-              if (!systems.list.includes(name)) continue;
-              try {
-                const peer = await measure(engine, `${server.url}/${page}.html${base}`);
-                if (peer.answer !== skim.answer)
-                  throw new Error(`answer ${peer.answer}, parquet-skim's ${skim.answer}`);
-                cell.systems[name] = peer;
-              } catch (error) {
-                cell.systems[name] = { error: error.message };
+/** Every cell of the run: each engine, network, layout and query; every system and the floor. */
+async function runCells() {
+  generateData();
+  await buildPages();
+  const mounts = {
+    '/': PAGE_DIR,
+    '/sample/': DATA_DIR,
+    '/duckdb/': path.join(repo, 'node_modules/duckdb-wasm-1-28/dist'),
+  };
+  const cells = [];
+  const versions = {};
+  for (const engineName of engines.list) {
+    const engine = await launchEngine(engineName, { timeoutMs: RUN_TIMEOUT_MS });
+    versions[engineName] = engine.version;
+    try {
+      for (const latencyMs of latencies.list) {
+        const server = await startRangeServer({ mounts, latencyMs });
+        try {
+          for (const l of layoutsFor(engineName)) {
+            for (const q of queries.list) {
+              const base = `?url=/sample/${l.file}&query=${q}&table=lineitem&warm=3`;
+              const cell = { engine: engineName, data: l.id, query: q, latencyMs, systems: {} };
+              const skim = await measure(engine, `${server.url}/skim.html${base}`);
+              cell.systems['parquet-skim'] = skim;
+              const rounds = encodeURIComponent(JSON.stringify(skim.middle.rounds));
+              cell.floor = await measure(engine, `${server.url}/floor.html${base}&rounds=${rounds}`);
+              for (const [name, page] of Object.entries(PEERS)) {
+                if (!systems.list.includes(name)) continue;
+                try {
+                  const peer = await measure(engine, `${server.url}/${page}.html${base}`);
+                  if (peer.answer !== skim.answer)
+                    throw new Error(`answer ${peer.answer}, parquet-skim's ${skim.answer}`);
+                  cell.systems[name] = peer;
+                } catch (error) {
+                  cell.systems[name] = { error: error.message };
+                }
               }
+              cells.push(cell);
+              console.log(summaryLine(cell));
             }
-            cells.push(cell);
-            console.log(summaryLine(cell));
           }
+        } finally {
+          await server.close();
         }
-      } finally {
-        await server.close();
       }
+    } finally {
+      await engine.close();
     }
-  } finally {
-    await engine.close();
   }
+  return { cells, versions };
 }
 
 function summaryLine(cell) {
@@ -226,11 +230,13 @@ function summaryLine(cell) {
 
 const fmt = (ms) => (ms === null || ms === undefined ? '–' : ms.toFixed(0));
 
-/** The Markdown tables: cold path, warm query, first vs repeated, and the breakdown. */
-function report() {
-  const lines = [`# Interactive speed (${new Date().toISOString().slice(0, 10)})`, ''];
+/** The Markdown tables of a run's `result`: cold path, warm query, first vs repeated, breakdown. */
+function report({ date, runs, engines: versions, cells }) {
+  const lines = [`# Interactive speed (${date})`, ''];
   lines.push(
-    `${Object.values(versions).join(', ')}; ${RUNS} runs per cell after a warm-up, medians; range server on 127.0.0.1.`,
+    `${Object.values(versions).join(', ')}; ${runs} runs per cell after a warm-up, medians; range server on 127.0.0.1.`,
+    'Target: cold ≤ max(0.5 × the fastest peer cold, 1.5 × the floor page cold). First / repeated: the',
+    'first query of a fresh page (after createReader) over the same query repeated on that reader.',
     '',
     '| engine | data (writer) | query | +latency | parquet-skim cold | fastest peer cold | floor page cold | target | skim warm | I/O floor warm | warm / floor | first / repeated |',
     '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -248,8 +254,8 @@ function report() {
   lines.push('', '## Every system, cold page → answer / warm query (ms)', '');
   const names = ['parquet-skim', ...Object.keys(PEERS)];
   lines.push(
-    `| data | query | +latency | ${names.join(' | ')} | floor page |`,
-    `|---|---|---:|${names.map(() => '---:').join('|')}|---:|`,
+    `| engine | data | query | +latency | ${names.join(' | ')} | floor page |`,
+    `|---|---|---|---:|${names.map(() => '---:').join('|')}|---:|`,
   );
   for (const c of cells) {
     const row = names.map((n) => {
@@ -258,10 +264,18 @@ function report() {
       return r.error === undefined ? `${fmt(r.coldMs)} / ${fmt(r.warmMs)}` : 'error';
     });
     lines.push(
-      `| ${c.data} | ${c.query} | ${c.latencyMs} ms | ${row.join(' | ')} | ${fmt(c.floor.coldMs)} / ${fmt(c.floor.warmMs)} |`,
+      `| ${c.engine} | ${c.data} | ${c.query} | ${c.latencyMs} ms | ${row.join(' | ')} | ${fmt(c.floor.coldMs)} / ${fmt(c.floor.warmMs)} |`,
     );
   }
-  lines.push('', '## Where parquet-skim’s cold path goes (ms since navigation, the median run)', '');
+  const errors = cells.flatMap((c) =>
+    Object.entries(c.systems)
+      .filter(([, r]) => r.error !== undefined)
+      .map(
+        ([n, r]) => `- ${c.engine} ${c.data} ${c.query} +${c.latencyMs} ms, ${n}: ${r.error.replace(/^\S+ \S+: /, '')}`,
+      ),
+  );
+  if (errors.length > 0) lines.push('', 'Errors:', '', ...errors);
+  lines.push('', '## Where parquet-skim’s cold path goes (ms since navigation, the median run, no added latency)', '');
   const steps = [
     ['htmlEnd', 'page HTML'],
     ['modulesEnd', 'modules loaded'],
@@ -281,9 +295,9 @@ function report() {
     ['scan.firstBatch', 'first Arrow batch'],
     ['answeredAt', 'answer'],
   ];
-  const shown = cells.filter((c) => c.latencyMs === latencies.list[0]);
+  const shown = cells.filter((c) => c.latencyMs === Math.min(...cells.map((x) => x.latencyMs)));
   lines.push(
-    `| step | ${shown.map((c) => `${c.data} ${c.query}`).join(' | ')} |`,
+    `| step | ${shown.map((c) => `${c.engine} ${c.data} ${c.query}`).join(' | ')} |`,
     `|---|${shown.map(() => '---:').join('|')}|`,
   );
   for (const [key, label] of steps) {
@@ -301,9 +315,18 @@ function report() {
   return lines.join('\n');
 }
 
-const markdown = report();
-console.log(`\n${markdown}`);
+const started = performance.now();
+if (process.env.BENCH_REPORT !== undefined) {
+  const earlier = JSON.parse(await readFile(process.env.BENCH_REPORT, 'utf8'));
+  const markdown = report(earlier);
+  console.log(markdown);
+  await writeFile(process.env.BENCH_REPORT.replace(/\.json$/, '.md'), `${markdown}\n`);
+  process.exit(0);
+}
+const { cells, versions } = await runCells();
 const result = { date: new Date().toISOString().slice(0, 10), runs: RUNS, engines: versions, layouts, cells };
+const markdown = report(result);
+console.log(`\n${markdown}`);
 if (!partial) {
   const base = path.join(repo, `bench/results/${result.date}-interactive`);
   await mkdir(path.dirname(base), { recursive: true });

@@ -17,8 +17,13 @@ const STREAM = { concurrency: 4, batchSize: 8192 };
 async function streamBatches(file, options) {
   const batches = [];
   const stream = await file.stream({ ...STREAM, ...options });
-  for await (const wasmBatch of stream) batches.push(...tableFromIPC(wasmBatch.intoIPCStream()).batches);
-  return batches;
+  // A reader loop, not `for await`: WebKit (2.50) has no async iterator on ReadableStream.
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return batches;
+    batches.push(...tableFromIPC(value.intoIPCStream()).batches);
+  }
 }
 
 /** Σ price × discount over the Q6 rows, in units of 1e-4 (decimals as unscaled integers). */
