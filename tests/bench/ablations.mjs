@@ -23,7 +23,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { measure as measureCase, RUNS, repo, startBench } from './lib.mjs';
+import { measure as measureCase, RUNS, repo, startBench, today } from './lib.mjs';
 
 const Q6 =
   "l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24";
@@ -177,7 +177,7 @@ for (const io of [1, 4, 8]) {
   );
 }
 for (const [key, value] of Object.entries(ratios)) if (!Number.isFinite(value)) delete ratios[key];
-const date = new Date().toISOString().slice(0, 10);
+const date = today();
 await mkdir(path.join(repo, 'bench/results'), { recursive: true });
 const out = path.join(repo, `bench/results/${date}-ablations.json`);
 if (only === undefined) await writeFile(out, `${JSON.stringify({ date, runs: RUNS, results, ratios }, null, 2)}\n`);

@@ -17,7 +17,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { measure, RUNS, repo, startBench } from './lib.mjs';
+import { measure, RUNS, repo, startBench, today } from './lib.mjs';
 
 const FIRST = "URL LIKE '%google%'";
 /** Edited filters on the same column: one as broad as the first, one narrowed. */
@@ -115,7 +115,7 @@ for (const inMemory of [false, true]) {
 }
 console.log('\n| ratio | value |\n|---|---:|');
 for (const [key, value] of Object.entries(ratios)) console.log(`| ${key} | ${value.toFixed(2)}× |`);
-const date = new Date().toISOString().slice(0, 10);
+const date = today();
 await mkdir(path.join(repo, 'bench/results'), { recursive: true });
 const out = path.join(repo, `bench/results/${date}-cache.json`);
 const slim = results.map(({ stats, ...r }) => ({ ...r, stats: { ...stats, columnCache: { ...stats.columnCache } } }));

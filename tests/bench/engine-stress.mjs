@@ -18,7 +18,7 @@ import { createReader } from 'parquet-skim';
 import { build } from 'vite';
 import { startRangeServer } from '../server/range-server.mjs';
 import { launchEngine } from '../support/engines.mjs';
-import { repo } from './lib.mjs';
+import { repo, today } from './lib.mjs';
 import { answerOf } from './peers-page/answers.mjs';
 import { LOOKUP_KEY } from './peers-page/queries.mjs';
 
@@ -124,7 +124,7 @@ console.log(
 );
 for (const f of failures) console.log(JSON.stringify(f));
 if (OPENS >= 1000) {
-  const date = new Date().toISOString().slice(0, 10);
+  const date = today();
   const out = path.join(repo, `bench/results/${date}-stress-${engineName}.json`);
   const env = Object.keys(jsc).length > 0 ? jsc : undefined;
   const result = {

@@ -38,7 +38,7 @@ import path from 'node:path';
 import { build } from 'vite';
 import { startRangeServer } from '../server/range-server.mjs';
 import { ENGINES, launchEngine } from '../support/engines.mjs';
-import { median, RUNS, repo } from './lib.mjs';
+import { median, RUNS, repo, today } from './lib.mjs';
 
 const DATA_DIR = path.join(repo, 'tests/.cache/data');
 const PAGE_DIR = path.join(repo, 'tests/.cache/interactive-page');
@@ -169,7 +169,28 @@ async function measure(engine, pageUrl) {
   };
 }
 
-/** Every cell of the run: each engine, network, layout and query; every system and the floor. */
+/** One cell: parquet-skim, the floor page over the ranges it read, then each peer (answers checked). */
+async function measureCell(engine, server, layout, query, latencyMs) {
+  const base = `?url=/sample/${layout.file}&query=${query}&table=lineitem&warm=3`;
+  const cell = { engine: engine.name, data: layout.id, query, latencyMs, systems: {} };
+  const skim = await measure(engine, `${server.url}/skim.html${base}`);
+  cell.systems['parquet-skim'] = skim;
+  const rounds = encodeURIComponent(JSON.stringify(skim.middle.rounds));
+  cell.floor = await measure(engine, `${server.url}/floor.html${base}&rounds=${rounds}`);
+  for (const [name, page] of Object.entries(PEERS)) {
+    if (!systems.list.includes(name)) continue;
+    try {
+      const peer = await measure(engine, `${server.url}/${page}.html${base}`);
+      if (peer.answer !== skim.answer) throw new Error(`answer ${peer.answer}, parquet-skim's ${skim.answer}`);
+      cell.systems[name] = peer;
+    } catch (error) {
+      cell.systems[name] = { error: error.message };
+    }
+  }
+  return cell;
+}
+
+/** Every cell of the run: each engine, network, layout and query. */
 async function runCells() {
   generateData();
   await buildPages();
@@ -187,25 +208,9 @@ async function runCells() {
       for (const latencyMs of latencies.list) {
         const server = await startRangeServer({ mounts, latencyMs });
         try {
-          for (const l of layoutsFor(engineName)) {
-            for (const q of queries.list) {
-              const base = `?url=/sample/${l.file}&query=${q}&table=lineitem&warm=3`;
-              const cell = { engine: engineName, data: l.id, query: q, latencyMs, systems: {} };
-              const skim = await measure(engine, `${server.url}/skim.html${base}`);
-              cell.systems['parquet-skim'] = skim;
-              const rounds = encodeURIComponent(JSON.stringify(skim.middle.rounds));
-              cell.floor = await measure(engine, `${server.url}/floor.html${base}&rounds=${rounds}`);
-              for (const [name, page] of Object.entries(PEERS)) {
-                if (!systems.list.includes(name)) continue;
-                try {
-                  const peer = await measure(engine, `${server.url}/${page}.html${base}`);
-                  if (peer.answer !== skim.answer)
-                    throw new Error(`answer ${peer.answer}, parquet-skim's ${skim.answer}`);
-                  cell.systems[name] = peer;
-                } catch (error) {
-                  cell.systems[name] = { error: error.message };
-                }
-              }
+          for (const layout of layoutsFor(engineName)) {
+            for (const query of queries.list) {
+              const cell = await measureCell(engine, server, layout, query, latencyMs);
               cells.push(cell);
               console.log(summaryLine(cell));
             }
@@ -324,7 +329,7 @@ if (process.env.BENCH_REPORT !== undefined) {
   process.exit(0);
 }
 const { cells, versions } = await runCells();
-const result = { date: new Date().toISOString().slice(0, 10), runs: RUNS, engines: versions, layouts, cells };
+const result = { date: today(), runs: RUNS, engines: versions, layouts, cells };
 const markdown = report(result);
 console.log(`\n${markdown}`);
 if (!partial) {

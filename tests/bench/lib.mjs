@@ -16,6 +16,8 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 export const repo = path.resolve(here, '../..');
 /** Timed runs per case (after one warm-up run). */
 export const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+/** Today's date (UTC), as results files are named: `2026-11-25`. */
+export const today = () => new Date().toISOString().slice(0, 10);
 
 const mounts = {
   '/': path.join(repo, 'tests/.cache/harness'),

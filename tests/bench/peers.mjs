@@ -45,7 +45,7 @@ import { chromium } from 'playwright-core';
 import { build } from 'vite';
 import { startRangeServer } from '../server/range-server.mjs';
 import { CHROMIUM_LAUNCH_OPTIONS } from '../support/chromium.mjs';
-import { median, RUNS, repo } from './lib.mjs';
+import { median, RUNS, repo, today } from './lib.mjs';
 import { QUERY_LABELS } from './peers-page/queries.mjs';
 import { writeReport } from './peers-report.mjs';
 
@@ -345,7 +345,7 @@ try {
 const native = process.env.BENCH_NATIVE === '0' ? [] : runNative();
 const expected = checkAnswers(cells, native);
 
-const date = new Date().toISOString().slice(0, 10);
+const date = today();
 const result = {
   date,
   runs: RUNS,

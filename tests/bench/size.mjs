@@ -9,7 +9,7 @@
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
-import { repo } from './lib.mjs';
+import { repo, today } from './lib.mjs';
 
 const dist = path.join(repo, 'web/dist');
 
@@ -41,7 +41,7 @@ for (const [name, s] of Object.entries(result)) {
     `| ${name === 'wasm' ? 'parquet_skim_wasm_bg.wasm' : 'JS (web/dist: index.js, worker.js)'} | ${mb(s.raw)} | ${mb(s.gzip)} | ${mb(s.brotli)} |`,
   );
 }
-const date = new Date().toISOString().slice(0, 10);
+const date = today();
 await mkdir(path.join(repo, 'bench/results'), { recursive: true });
 const out = path.join(repo, `bench/results/${date}-size.json`);
 await writeFile(out, `${JSON.stringify({ date, ...result }, null, 2)}\n`);
