@@ -3,7 +3,7 @@
 //! first real query runs — the footer, the page index, the push decoder, the codecs, the filter
 //! kernels, the IPC writer.
 //!
-//! 1,000 rows in two row groups, pages of at most 125 rows with page statistics (column index
+//! 400 rows in two row groups, pages of at most 50 rows with page statistics (column index
 //! and offset index), the Arrow schema embedded as the arrow-rs writer does. Columns: `id`
 //! (int64, plain), `small` (int32, dictionary), `ratio` (float64, zstd), `amount`
 //! (decimal(15,2)), `day` (date32), `at` (timestamp µs), `name` (a dictionary string of 40
@@ -23,7 +23,7 @@ use parquet::basic::{Compression, GzipLevel, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 
-const ROWS: usize = 1_000;
+const ROWS: usize = 400;
 const WORDS: [&str; 8] = [
     "quick", "brown", "fox", "jumps", "over", "lazy", "dog", "again",
 ];
@@ -41,8 +41,8 @@ pub fn bytes() -> Result<Vec<u8>, String> {
         .set_column_dictionary_enabled(column("id"), false)
         .set_column_dictionary_enabled(column("text"), false)
         .set_max_row_group_row_count(Some(ROWS / 2))
-        .set_data_page_row_count_limit(125)
-        .set_write_batch_size(125)
+        .set_data_page_row_count_limit(50)
+        .set_write_batch_size(50)
         .set_statistics_enabled(EnabledStatistics::Page)
         .set_created_by("parquet-skim-datagen warm-up (arrow-rs parquet 60)".into())
         .build();
