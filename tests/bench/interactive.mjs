@@ -152,6 +152,17 @@ async function runPage(engine, pageUrl) {
   }
 }
 
+/** Each step's median over `breakdowns` (steps a run did not reach are left out of that step's median). */
+function medianBreakdown(breakdowns) {
+  const keys = [...new Set(breakdowns.flatMap((b) => Object.keys(b)))];
+  return Object.fromEntries(
+    keys.map((k) => {
+      const values = breakdowns.map((b) => b[k]).filter((v) => typeof v === 'number');
+      return [k, values.length === 0 ? null : median(values)];
+    }),
+  );
+}
+
 /** A warm-up load, then RUNS loads; the run with the median cold time, and the medians. */
 async function measure(engine, pageUrl) {
   await runPage(engine, pageUrl);
@@ -164,6 +175,10 @@ async function measure(engine, pageUrl) {
     coldQueryMs: runs[0].coldQueryMs === undefined ? null : median(runs.map((r) => r.coldQueryMs)),
     warmMs: median(runs.map((r) => median(r.warm))),
     answer: middle.answer,
+    ...(runs[0].warmBreakdowns === undefined ? {} : { warmBreakdown: medianBreakdown(runs.flatMap((r) => r.warmBreakdowns)) }),
+    ...(runs[0].warmRoundMs === undefined
+      ? {}
+      : { warmRoundMs: medianBreakdown(runs.flatMap((r) => r.warmRoundMs.map((ms) => ({ ...ms })))) }),
     middle,
     runs: runs.map((r) => ({ coldMs: r.coldMs, coldQueryMs: r.coldQueryMs ?? null, warm: r.warm })),
   };
@@ -317,6 +332,35 @@ function report({ date, runs, engines: versions, cells }) {
   lines.push(
     `| floor page: compile / I/O (ms) | ${shown.map((c) => `${fmt(c.floor.middle.compileMs)} / ${fmt(c.floor.middle.coldIoMs)}`).join(' | ')} |`,
   );
+  const warmShown = shown.filter((c) => c.systems['parquet-skim'].warmBreakdown !== undefined);
+  if (warmShown.length > 0) {
+    lines.push('', '## Where a warm query goes (ms since `open()` was called, medians of every warm run)', '');
+    lines.push(
+      `| step | ${warmShown.map((c) => `${c.engine} ${c.data} ${c.query}`).join(' | ')} |`,
+      `|---|${warmShown.map(() => '---:').join('|')}|`,
+    );
+    const warmSteps = [
+      ['openEnd', 'footer read and decoded (open resolved)'],
+      ['planned', 'scan planned'],
+      ['firstRequest', 'first page request'],
+      ['pagesFetchEnd', 'last page bytes in'],
+      ['firstTask', 'first task handed over'],
+      ['firstResult', 'first result back'],
+      ['firstBatch', 'first Arrow batch'],
+      ['answeredAt', 'answer'],
+      ['decodeMs', 'decode in the task hosts'],
+      ['ipcMs', 'IPC → Arrow'],
+      ['queueMs', 'waiting for a worker'],
+      ['requests', 'requests'],
+    ];
+    for (const [key, label] of warmSteps) {
+      lines.push(`| ${label} | ${warmShown.map((c) => fmt(c.systems['parquet-skim'].warmBreakdown[key])).join(' | ')} |`);
+    }
+    lines.push(`| I/O floor warm | ${warmShown.map((c) => fmt(c.floor.warmMs)).join(' | ')} |`);
+    lines.push(
+      `| I/O floor warm, by round | ${warmShown.map((c) => Object.values(c.floor.warmRoundMs ?? {}).map(fmt).join(' + ')).join(' | ')} |`,
+    );
+  }
   return lines.join('\n');
 }
 

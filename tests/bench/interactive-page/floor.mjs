@@ -9,9 +9,11 @@ import { finish, loadTimeline, params, url, warmRuns } from './common.mjs';
 
 const rounds = JSON.parse(params.get('rounds'));
 
-async function move(suffix = '') {
+/** Moves every round; the total ms, and each round's in `roundMs`. */
+async function move(suffix = '', roundMs = []) {
   const started = performance.now();
   for (const round of rounds) {
+    const roundStarted = performance.now();
     await Promise.all(
       round.map(async (r) => {
         // `no-store`: past Chromium's HTTP cache, which would make requests to one URL wait for
@@ -22,6 +24,7 @@ async function move(suffix = '') {
         await response.arrayBuffer();
       }),
     );
+    roundMs.push(performance.now() - roundStarted);
   }
   return performance.now() - started;
 }
@@ -34,5 +37,10 @@ const compiling = (async () => {
 const [compile, ioMs] = await Promise.all([compiling, move()]);
 const coldMs = performance.now();
 const warm = [];
-for (let i = 0; i < warmRuns; i++) warm.push(await move(`?warm=${i}`));
-finish({ coldMs, compileMs: compile.ms, coldIoMs: ioMs, warm, breakdown: loadTimeline() });
+const warmRoundMs = [];
+for (let i = 0; i < warmRuns; i++) {
+  const roundMs = [];
+  warm.push(await move(`?warm=${i}`, roundMs));
+  warmRoundMs.push(roundMs);
+}
+finish({ coldMs, compileMs: compile.ms, coldIoMs: ioMs, warm, warmRoundMs, breakdown: loadTimeline() });

@@ -30,6 +30,32 @@ const span = (e) => {
   return { start, end: start + e.ms };
 };
 
+/**
+ * Where a warm run's time went, in ms from its start (`open()` called): the open's fetch and
+ * decode, then the scan's timeline, the last page's bytes, the answer; and the time in the task
+ * hosts (decode, IPC) and waiting for one.
+ */
+function warmBreakdown({ started, ended, file, scan }) {
+  const log = file.requestLog();
+  const scanning = log.slice(file.openStats.requests);
+  const s = scan.stats;
+  const at = (t) => (t === null || t === undefined ? null : t - started);
+  return {
+    openEnd: at(file.openStats.startedAt + file.openStats.ms),
+    ...Object.fromEntries(
+      Object.entries(s.timeline)
+        .filter(([k]) => k !== 'startedAt')
+        .map(([k, v]) => [k, v === null ? null : at(s.timeline.startedAt + v)]),
+    ),
+    pagesFetchEnd: scanning.length > 0 ? at(Math.max(...scanning.map((e) => span(e).end))) : null,
+    answeredAt: ended - started,
+    decodeMs: s.decodeMs,
+    ipcMs: s.ipcMs,
+    queueMs: s.queueMs,
+    requests: log.length,
+  };
+}
+
 try {
   // `warmUp=1`: the reader's warm-up passes (ReaderOptions.warmUp), to measure what they do.
   // `workers=N`: that many workers (0: decode on the page), to measure what they cost.
@@ -74,11 +100,13 @@ try {
   const rounds = [ranges(opening), ranges(scanning)].filter((r) => r.length > 0);
   const answer = answerOf(query, table, { batches: cold.batches });
   const warm = [];
+  const warmBreakdowns = [];
   for (let i = 0; i < warmRuns; i++) {
     const again = await run(reader, `${url}${url.includes('?') ? '&' : '?'}warm=${i}`);
     warm.push(again.ended - again.started);
+    warmBreakdowns.push(warmBreakdown(again));
   }
-  finish({ coldMs: answeredAt, coldQueryMs: cold.ended - cold.started, warm, answer, breakdown, rounds });
+  finish({ coldMs: answeredAt, coldQueryMs: cold.ended - cold.started, warm, warmBreakdowns, answer, breakdown, rounds });
   reader.dispose();
 } catch (error) {
   finish(failure(error));

@@ -88,7 +88,10 @@ export class TaskHost {
           }
           this.tasksSeen = true;
           this.taskStartedAt.set(request.taskId, performance.timeOrigin + performance.now());
+          // Building the task (spec, projection, decoder) counts as its decode time too.
+          const building = performance.now();
           const task = new this.wasm.Task(file, request.spec);
+          this.taskMs.set(request.taskId, performance.now() - building);
           this.tasks.set(request.taskId, task);
           return this.push(request.taskId, task, request.chunks);
         });
