@@ -175,7 +175,9 @@ async function measure(engine, pageUrl) {
     coldQueryMs: runs[0].coldQueryMs === undefined ? null : median(runs.map((r) => r.coldQueryMs)),
     warmMs: median(runs.map((r) => median(r.warm))),
     answer: middle.answer,
-    ...(runs[0].warmBreakdowns === undefined ? {} : { warmBreakdown: medianBreakdown(runs.flatMap((r) => r.warmBreakdowns)) }),
+    ...(runs[0].warmBreakdowns === undefined
+      ? {}
+      : { warmBreakdown: medianBreakdown(runs.flatMap((r) => r.warmBreakdowns)) }),
     ...(runs[0].warmRoundMs === undefined
       ? {}
       : { warmRoundMs: medianBreakdown(runs.flatMap((r) => r.warmRoundMs.map((ms) => ({ ...ms })))) }),
@@ -354,11 +356,19 @@ function report({ date, runs, engines: versions, cells }) {
       ['requests', 'requests'],
     ];
     for (const [key, label] of warmSteps) {
-      lines.push(`| ${label} | ${warmShown.map((c) => fmt(c.systems['parquet-skim'].warmBreakdown[key])).join(' | ')} |`);
+      lines.push(
+        `| ${label} | ${warmShown.map((c) => fmt(c.systems['parquet-skim'].warmBreakdown[key])).join(' | ')} |`,
+      );
     }
     lines.push(`| I/O floor warm | ${warmShown.map((c) => fmt(c.floor.warmMs)).join(' | ')} |`);
     lines.push(
-      `| I/O floor warm, by round | ${warmShown.map((c) => Object.values(c.floor.warmRoundMs ?? {}).map(fmt).join(' + ')).join(' | ')} |`,
+      `| I/O floor warm, by round | ${warmShown
+        .map((c) =>
+          Object.values(c.floor.warmRoundMs ?? {})
+            .map(fmt)
+            .join(' + '),
+        )
+        .join(' | ')} |`,
     );
   }
   return lines.join('\n');

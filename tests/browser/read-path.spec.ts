@@ -205,37 +205,44 @@ test('warmUp: each worker and the page run the core over its embedded file first
   expect(result.warm.keys).toEqual(result.cold.keys);
 });
 
-test('a small first query is decoded on the page while no worker is ready; the workers start after it', async ({
+test('a small first query is decoded on the page while no worker is ready; the workers start after it; later small queries stay on the page unless inlineScanBytes is 0', async ({
   harness,
 }) => {
-  const result = await harness.evaluate(async () => {
+  const results = await harness.evaluate(async () => {
     const { skim } = window.harness;
-    const reader = await skim.createReader({ workers: 2 });
-    const file = await reader.open('/sample/lineitem-sf1.parquet');
-    const before = reader.stats().workers;
-    const first = await file.scan({ columns: ['l_orderkey', 'l_comment'], limit: 100 }).toTable();
-    const onPage = reader.stats().workers.tasksOnPage;
-    // Started after the first answer, in the time the user looks at it.
-    for (let i = 0; i < 100 && reader.stats().workers.ready < 2; i++) await new Promise((r) => setTimeout(r, 50));
-    const second = await file.scan({ columns: ['l_orderkey', 'l_comment'], offset: 100, limit: 100 }).toTable();
-    const after = reader.stats().workers;
-    reader.dispose();
-    return {
-      startedBefore: before.started,
-      onPage,
-      ready: after.ready,
-      onPageAfter: after.tasksOnPage,
-      keys: [
-        ...Array.from(first.getChild('l_orderkey')?.toArray() ?? [], Number),
-        ...Array.from(second.getChild('l_orderkey')?.toArray() ?? [], Number),
-      ],
+    const run = async (options: { inlineScanBytes?: number }) => {
+      const reader = await skim.createReader({ workers: 2, ...options });
+      const file = await reader.open('/sample/lineitem-sf1.parquet');
+      const before = reader.stats().workers;
+      const first = await file.scan({ columns: ['l_orderkey', 'l_comment'], limit: 100 }).toTable();
+      const onPage = reader.stats().workers.tasksOnPage;
+      // Started after the first answer, in the time the user looks at it.
+      for (let i = 0; i < 100 && reader.stats().workers.ready < 2; i++) await new Promise((r) => setTimeout(r, 50));
+      const second = await file.scan({ columns: ['l_orderkey', 'l_comment'], offset: 100, limit: 100 }).toTable();
+      const after = reader.stats().workers;
+      reader.dispose();
+      return {
+        startedBefore: before.started,
+        onPage,
+        ready: after.ready,
+        onPageAfter: after.tasksOnPage,
+        keys: [
+          ...Array.from(first.getChild('l_orderkey')?.toArray() ?? [], Number),
+          ...Array.from(second.getChild('l_orderkey')?.toArray() ?? [], Number),
+        ],
+      };
     };
+    return { small: await run({}), off: await run({ inlineScanBytes: 0 }) };
   });
-  expect(result.startedBefore).toBe(0);
-  expect(result.onPage).toBe(1);
-  expect(result.ready).toBe(2);
-  // The second query went to a worker.
-  expect(result.onPageAfter).toBe(1);
-  expect(result.keys).toHaveLength(200);
-  expect(result.keys).toEqual([...result.keys].sort((a, b) => a - b));
+  for (const result of [results.small, results.off]) {
+    expect(result.startedBefore).toBe(0);
+    expect(result.onPage).toBe(1);
+    expect(result.ready).toBe(2);
+    expect(result.keys).toHaveLength(200);
+    expect(result.keys).toEqual([...result.keys].sort((a, b) => a - b));
+  }
+  // Workers ready: the second small query stays on the page by default, and goes to a worker with
+  // inlineScanBytes 0.
+  expect(results.small.onPageAfter).toBe(2);
+  expect(results.off.onPageAfter).toBe(1);
 });

@@ -19,7 +19,9 @@ const FILE = 'alltypes_tiny_pages.parquet';
 /** What each engine reports; runs in the page (serialized: no closures). */
 async function mainPaths(url: string) {
   const { skim } = (window as unknown as { harness: { skim: typeof import('parquet-skim') } }).harness;
-  const reader = await skim.createReader({ workers: 2 });
+  // inlineScanBytes 0: the queries after the first go to the workers (queries this small would
+  // otherwise stay on the page once the workers are ready), so each engine runs both paths.
+  const reader = await skim.createReader({ workers: 2, inlineScanBytes: 0 });
   try {
     const file = await reader.open(url);
     // A small first query: decoded on the page; the workers start after it.

@@ -15,7 +15,7 @@ import type { HttpOptions } from './io/http.js';
 import { IoQueue } from './io/io-queue.js';
 import { BlobSource, BytesSource, HttpSource, type Source } from './io/source.js';
 import type { Executor } from './scheduler/executor.js';
-import { DEFAULT_INLINE_TASK_BYTES, HybridExecutor } from './scheduler/hybrid.js';
+import { DEFAULT_INLINE_SCAN_BYTES, DEFAULT_INLINE_TASK_BYTES, HybridExecutor } from './scheduler/hybrid.js';
 import { InlineExecutor } from './scheduler/inline.js';
 import { WorkerPool } from './scheduler/pool.js';
 import type { ParquetFileHandle } from './wasm/parquet_skim_wasm.js';
@@ -44,6 +44,12 @@ export interface ReaderOptions {
    * own thread (default 4 MiB: a first page of rows, a lookup). 0 sends every task to a worker.
    */
   inlineTaskBytes?: number;
+  /**
+   * Once workers are ready, a query whose whole scan plans at most this many bytes (default 2 MiB:
+   * a first page of rows, a lookup) is still decoded on the page when the page is idle: a few
+   * milliseconds of decoding cost less than the hop to a worker and back. 0 turns this off.
+   */
+  inlineScanBytes?: number;
   /** Most HTTP requests in flight across all scans (default 6). */
   ioConcurrency?: number;
   /** Ranges closer than this many bytes are fetched as one request (default 64 KiB). */
@@ -169,7 +175,7 @@ export interface ReaderStats {
     warmedAt: number[];
     /** Tasks a worker started while another of its tasks waited for bytes. */
     tasksInterleaved: number;
-    /** Small tasks the page decoded itself while no worker was ready (see `inlineTaskBytes`). */
+    /** Small tasks the page decoded itself (see `inlineTaskBytes` and `inlineScanBytes`). */
     tasksOnPage: number;
     /**
      * Of those, tasks whose WebAssembly trapped on the page and that ran again in a worker (the
@@ -509,6 +515,10 @@ export async function createReader(options: ReaderOptions = {}): Promise<Reader>
   if (!Number.isSafeInteger(inlineTaskBytes) || inlineTaskBytes < 0) {
     throw invalidArgument('inlineTaskBytes', 'a whole number of bytes >= 0', inlineTaskBytes);
   }
+  const inlineScanBytes = options.inlineScanBytes ?? DEFAULT_INLINE_SCAN_BYTES;
+  if (!Number.isSafeInteger(inlineScanBytes) || inlineScanBytes < 0) {
+    throw invalidArgument('inlineScanBytes', 'a whole number of bytes >= 0', inlineScanBytes);
+  }
   const warmUp = options.warmUp ?? false;
   if (typeof warmUp !== 'boolean') throw invalidArgument('warmUp', 'a boolean', warmUp);
   const prefetchOutputBytes = options.prefetchOutputBytes ?? DEFAULT_PREFETCH_OUTPUT_BYTES;
@@ -565,6 +575,7 @@ export async function createReader(options: ReaderOptions = {}): Promise<Reader>
           new InlineExecutor(wasm),
           new WorkerPool(workers, module, { warmUp, workerUrl: options.workerUrl, lazy: !warmUp }),
           inlineTaskBytes,
+          inlineScanBytes,
         );
   return new Reader(wasm, executor, io, { readAheadBytes, cacheBytes, prefetchOutputBytes }, startup);
 }

@@ -106,7 +106,15 @@ try {
     warm.push(again.ended - again.started);
     warmBreakdowns.push(warmBreakdown(again));
   }
-  finish({ coldMs: answeredAt, coldQueryMs: cold.ended - cold.started, warm, warmBreakdowns, answer, breakdown, rounds });
+  finish({
+    coldMs: answeredAt,
+    coldQueryMs: cold.ended - cold.started,
+    warm,
+    warmBreakdowns,
+    answer,
+    breakdown,
+    rounds,
+  });
   reader.dispose();
 } catch (error) {
   finish(failure(error));

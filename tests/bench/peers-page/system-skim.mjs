@@ -18,6 +18,19 @@ async function collect(scan) {
   return { batches };
 }
 
+/**
+ * Waits until every worker the warm-up started is ready (they start once the page has answered a
+ * first query), so a warm run does not share the cores with workers still starting.
+ */
+async function workersStarted(reader, timeoutMs = 10_000) {
+  const until = performance.now() + timeoutMs;
+  for (;;) {
+    const { alive, ready } = reader.stats().workers;
+    if ((alive > 0 && ready === alive) || performance.now() > until) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 export async function setup({ url, query, table, inMemory, warm }) {
   const reader = await createReader();
   const source = inMemory ? new Uint8Array(await (await fetch(url)).arrayBuffer()) : url;
@@ -49,5 +62,6 @@ export async function setup({ url, query, table, inMemory, warm }) {
   // The warm-up opens the file under another identity (a query string; the bytes re-opened are one
   // too), so the timed run finds nothing of it in the cross-scan cache.
   await runOn(inMemory ? source : `${url}?warm-up`);
+  await workersStarted(reader);
   return { run: () => runOn(source), dispose: () => reader.dispose() };
 }

@@ -239,7 +239,11 @@ export class BlobSource extends BaseSource {
   }
 }
 
-/** Bytes already in memory (read by copying slices, so the caller's buffer is never detached). */
+/**
+ * Bytes already in memory, read as views: a task decoded on this thread copies what it needs into
+ * the core's memory anyway, and one posted to a worker is copied there (`ownedChunks`). A view of
+ * the caller's whole buffer is copied, so that posting it can never transfer (detach) that buffer.
+ */
 export class BytesSource extends BaseSource {
   constructor(private readonly bytes: Uint8Array) {
     super(bytes.byteLength);
@@ -247,7 +251,8 @@ export class BytesSource extends BaseSource {
 
   protected async readUncached(start: number, end: number): Promise<Uint8Array> {
     const startedAt = performance.now();
-    const data = this.bytes.slice(start, end);
+    const view = this.bytes.subarray(start, end);
+    const data = view.byteOffset === 0 && view.byteLength === view.buffer.byteLength ? view.slice() : view;
     this.record({ start, end, range: null, status: null, bytes: end - start }, startedAt);
     return data;
   }

@@ -25,6 +25,8 @@ export interface TaskJob {
   chunks: Chunk[];
   /** Bytes the plan lists for the task (filter and output pages; an upper bound with a filter). */
   plannedBytes: number;
+  /** The same for the task's whole scan (all its tasks): how big a query it belongs to. */
+  scanPlannedBytes: number;
   /** Reads more bytes: flat `[start, end, …]` ranges. */
   fetchMore(ranges: number[]): Promise<Chunk[]>;
   signal?: AbortSignal;

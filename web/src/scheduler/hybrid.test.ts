@@ -19,6 +19,7 @@ function executors(options: { trapOnPage?: boolean } = {}) {
   const ran: string[] = [];
   const page = {
     trapped: false,
+    idle: true,
     run: async (job: TaskJob) => {
       ran.push(`page:${job.spec}`);
       if (options.trapOnPage) {
@@ -46,15 +47,16 @@ function executors(options: { trapOnPage?: boolean } = {}) {
     holds: () => false,
     cachedBytes: () => 0,
   };
-  const hybrid = new HybridExecutor(page as unknown as InlineExecutor, pool as unknown as WorkerPool, 1000);
+  const hybrid = new HybridExecutor(page as unknown as InlineExecutor, pool as unknown as WorkerPool, 1000, 600);
   return { ran, page, pool, hybrid };
 }
 
-const job = (spec: string, plannedBytes: number): TaskJob => ({
+const job = (spec: string, plannedBytes: number, scanPlannedBytes = 10 * plannedBytes): TaskJob => ({
   file: { fileId: 1, fileLen: 10, starts: [], buffers: [] },
   spec,
   chunks: [],
   plannedBytes,
+  scanPlannedBytes,
   fetchMore: async () => [],
 });
 
@@ -69,6 +71,21 @@ describe('HybridExecutor', () => {
     expect(pool.started).toBe(1);
     await hybrid.run(job('next', 500));
     expect(ran).toEqual(['page:small', 'worker:next']);
+  });
+
+  it('keeps a small query on an idle page once workers are ready; a bulk scan of small tasks goes to them', async () => {
+    const { ran, page, pool, hybrid } = executors();
+    pool.anyReady = true;
+    await hybrid.run(job('lookup', 500, 500));
+    expect(ran).toEqual(['page:lookup']);
+    await hybrid.run(job('bulk-part', 500, 50_000));
+    expect(ran.at(-1)).toBe('worker:bulk-part');
+    page.idle = false;
+    await hybrid.run(job('while-busy', 500, 500));
+    expect(ran.at(-1)).toBe('worker:while-busy');
+    page.idle = true;
+    await hybrid.run(job('too-big-task', 5000, 5000));
+    expect(ran.at(-1)).toBe('worker:too-big-task');
   });
 
   it('sends a big task to the workers at once', async () => {

@@ -28,6 +28,8 @@ export class InlineExecutor implements Executor {
   trapped = false;
   /** Tasks run one at a time: decoding is synchronous, so interleaving would gain nothing. */
   private tail: Promise<unknown> = Promise.resolve();
+  /** Tasks queued or running here (one waiting for bytes counts). */
+  private pending = 0;
 
   constructor(wasm: Promise<Wasm>) {
     this.hosting = wasm.then((core) => {
@@ -39,9 +41,19 @@ export class InlineExecutor implements Executor {
 
   run(job: TaskJob): Promise<TaskResult> {
     const queuedAt = performance.timeOrigin + performance.now();
-    const result = this.tail.then(() => this.runNow(job, queuedAt));
+    this.pending += 1;
+    const result = this.tail
+      .then(() => this.runNow(job, queuedAt))
+      .finally(() => {
+        this.pending -= 1;
+      });
     this.tail = result.catch(() => undefined);
     return result;
+  }
+
+  /** No task queued or running here. */
+  get idle(): boolean {
+    return this.pending === 0;
   }
 
   private async runNow(job: TaskJob, queuedAt: number): Promise<TaskResult> {

@@ -19,7 +19,7 @@
  * needs its own); task chunks are transferred.
  */
 import { abortReason, ParquetSkimError, toSkimError } from '../errors.js';
-import { type HostRequest, type HostResponse, transferablesOf } from '../worker/protocol.js';
+import { type HostRequest, type HostResponse, ownedChunks, transferablesOf } from '../worker/protocol.js';
 import { startWorker } from '../worker-script.js';
 import { CacheKeys } from './cache-keys.js';
 import type { Executor, FileFooter, TaskJob, TaskResult } from './executor.js';
@@ -190,13 +190,22 @@ export class WorkerPool implements Executor {
     });
   }
 
+  /**
+   * Shows a file's footer to every worker, so that decoding it there is off its first task's path.
+   * Posted after the opening call returns (cloning the footer for each worker takes about a
+   * millisecond of the page's time): a first small query, decoded on the page, does not wait for
+   * it; a worker's first task of the file posts the footer first if it has not gone yet.
+   */
   openFile(file: FileFooter): void {
     this.files.set(file.fileId, file);
-    for (const slot of this.slots) {
-      if (slot.files.has(file.fileId)) continue;
-      this.post(slot, { kind: 'openFile', ...file });
-      slot.files.add(file.fileId);
-    }
+    setTimeout(() => {
+      if (this.disposed || this.files.get(file.fileId) !== file) return;
+      for (const slot of this.slots) {
+        if (slot.files.has(file.fileId)) continue;
+        this.post(slot, { kind: 'openFile', ...file });
+        slot.files.add(file.fileId);
+      }
+    }, 0);
   }
 
   closeFile(fileId: number): void {
@@ -308,7 +317,7 @@ export class WorkerPool implements Executor {
       slot.files.add(file.fileId);
     }
     // Chunks are transferred, so a retry starts with none and asks for what it needs.
-    const chunks = job.task.chunks;
+    const chunks = ownedChunks(job.task.chunks);
     job.task.chunks = [];
     this.post(
       slot,
@@ -342,9 +351,10 @@ export class WorkerPool implements Executor {
         // The worker is free to decode another task while these bytes travel.
         this.pump();
         job.task.fetchMore(message.ranges).then(
-          (chunks) => {
+          (read) => {
             if (job.slot !== slot || !this.slots.includes(slot)) return;
             job.posted = true;
+            const chunks = ownedChunks(read);
             this.post(slot, { kind: 'pushChunks', taskId: job.taskId, chunks }, transferablesOf(chunks));
           },
           (error: unknown) => {

@@ -102,6 +102,7 @@ export async function* runPlan(plan: ReadPlan, context: ScanContext): AsyncGener
   const running: Array<Promise<TaskResult> | undefined> = [];
   const bytesOf = (task: PlannedTask) =>
     [...task.filterRanges, ...task.outputRanges].reduce((sum, r) => sum + r.end - r.start, 0);
+  const scanPlannedBytes = plan.tasks.reduce((sum, task) => sum + bytesOf(task), 0);
   let launched = 0;
   let bytesAhead = 0;
   try {
@@ -111,7 +112,7 @@ export async function* runPlan(plan: ReadPlan, context: ScanContext): AsyncGener
         // Read-ahead is bounded by bytes too: a slow consumer never has more than this fetched.
         if (launched > next && bytesAhead + bytesOf(task) > context.readAheadBytes) break;
         bytesAhead += bytesOf(task);
-        const promise = runTask(task, context, signal);
+        const promise = runTask(task, context, signal, scanPlannedBytes);
         // Failures surface when the consumer reaches this task; until then they are handled.
         promise.catch(() => undefined);
         running[launched] = promise;
@@ -133,7 +134,12 @@ export async function* runPlan(plan: ReadPlan, context: ScanContext): AsyncGener
   }
 }
 
-async function runTask(task: PlannedTask, context: ScanContext, signal: AbortSignal): Promise<TaskResult> {
+async function runTask(
+  task: PlannedTask,
+  context: ScanContext,
+  signal: AbortSignal,
+  scanPlannedBytes: number,
+): Promise<TaskResult> {
   const { io, reader, cost } = context;
   // Two-phase I/O: with a filter, only the filter columns are fetched up front; the decoder asks
   // for output pages once it knows which rows survived — unless they are few
@@ -161,6 +167,7 @@ async function runTask(task: PlannedTask, context: ScanContext, signal: AbortSig
     ...(cacheKey !== undefined ? { cacheKey } : {}),
     chunks,
     plannedBytes: task.filterRanges.reduce((sum, r) => sum + r.end - r.start, 0) + outputBytes,
+    scanPlannedBytes,
     fetchMore: (flat: number[]): Promise<Chunk[]> => io.read(reader, pairs(flat), signal, cost.output),
     signal,
   });

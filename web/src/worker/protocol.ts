@@ -80,13 +80,26 @@ export interface CacheReport {
   stats: CacheCounters;
 }
 
+/**
+ * `chunks` ready to post to another thread: a chunk that views part of a larger buffer (bytes
+ * opened from memory are read as views, not copies) is copied, since posting a view clones its
+ * whole buffer. Copies and whole buffers are then transferred (see {@link transferablesOf}).
+ */
+export function ownedChunks(chunks: readonly Chunk[]): Chunk[] {
+  return chunks.map((chunk) => (isWholeBuffer(chunk.data) ? chunk : { start: chunk.start, data: chunk.data.slice() }));
+}
+
+function isWholeBuffer(data: Uint8Array): boolean {
+  return data.byteOffset === 0 && data.byteLength === data.buffer.byteLength;
+}
+
 /** The `ArrayBuffer`s of `chunks`, for the transfer list of `postMessage`. */
 export function transferablesOf(chunks: readonly Chunk[]): ArrayBuffer[] {
   const buffers = new Set<ArrayBuffer>();
   for (const chunk of chunks) {
     const buffer = chunk.data.buffer;
     // Only whole, unshared buffers can be transferred without detaching someone else's view.
-    if (buffer instanceof ArrayBuffer && chunk.data.byteOffset === 0 && chunk.data.byteLength === buffer.byteLength) {
+    if (buffer instanceof ArrayBuffer && isWholeBuffer(chunk.data)) {
       buffers.add(buffer);
     }
   }
