@@ -9,12 +9,12 @@
  * Each runs TPC-H Q6 on the SF1 sample and must return DuckDB's answer.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { startRangeServer } from '../server/range-server.mjs';
 import { cacheDir, expect, repoRoot } from './fixtures.ts';
-import { appDir, test } from './packed-app.ts';
+import { appDir, packDir, test } from './packed-app.ts';
 
 const reference = async () =>
   (JSON.parse(await readFile(path.join(cacheDir, 'tpch-reference.json'), 'utf8')) as { q6: { revenue: string } }).q6
@@ -164,4 +164,75 @@ console.log(table.numRows, values.rows, file.metadata.numRows, file.schema.field
   );
   console.log(`\nNode types (${path.basename(app.tarball)}): ${stdout.trim() || 'no errors'}`);
   expect(stdout.trim()).toBe('');
+});
+
+test('apache-arrow is a peer dependency: the packed package works with the oldest (13.0.0) and the newest of its range; string views come as plain strings where apache-arrow has none', async ({
+  app,
+}) => {
+  // A file whose Arrow schema has a string view, written by pyarrow (the conformance venv).
+  const views = path.join(packDir, 'views.parquet');
+  await promisify(execFile)(path.join(repoRoot, 'tests/.venv/bin/python'), [
+    '-c',
+    `import pyarrow as pa, pyarrow.parquet as pq
+pq.write_table(pa.table({'id': pa.array([1, 2, 3], pa.int64()), 's': pa.array(['short', 'a string longer than twelve bytes', None], pa.string_view())}), ${JSON.stringify(views)})`,
+  ]);
+  const range = (
+    JSON.parse(await readFile(path.join(appDir, 'node_modules/parquet-skim/package.json'), 'utf8')) as {
+      peerDependencies: Record<string, string>;
+    }
+  ).peerDependencies['apache-arrow'];
+  expect(range).toBe('>=13.0.0 <22');
+  const script = `
+import * as arrow from 'apache-arrow';
+import * as skim from 'parquet-skim';
+import { readFile } from 'node:fs/promises';
+import { runQuery } from '../app/query.js';
+const q6 = await runQuery(skim, await readFile(${JSON.stringify(path.join(cacheDir, 'data/lineitem-sf1.parquet'))}));
+const reader = await skim.createReader();
+const file = await reader.open(await readFile(${JSON.stringify(views)}));
+const table = await file.scan({}).toTable();
+const lineitem = await reader.open(await readFile(${JSON.stringify(path.join(cacheDir, 'data/lineitem-sf1.parquet'))}));
+const rows = skim.formatRows(await lineitem.scan({ limit: 2 }).toTable());
+reader.dispose();
+console.log(JSON.stringify({
+  arrow: JSON.parse(await readFile('node_modules/apache-arrow/package.json', 'utf8')).version,
+  q6,
+  viewType: String(table.schema.fields[1].type),
+  strings: table.getChild('s').toArray(),
+  isTable: table instanceof arrow.Table,
+  firstRow: rows[0],
+}));
+`;
+  const reference = JSON.parse(await readFile(path.join(cacheDir, 'tpch-reference.json'), 'utf8')) as {
+    q6: { revenue: string };
+  };
+  const results: Record<string, Record<string, unknown>> = {};
+  for (const [label, arrowDir] of [
+    ['oldest', path.join(repoRoot, 'node_modules/apache-arrow-13')],
+    ['newest', path.join(appDir, 'node_modules/apache-arrow')],
+  ] as const) {
+    // The installed package, beside the apache-arrow under test (resolved from there).
+    const dir = path.join(packDir, `arrow-${label}`);
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(path.join(dir, 'node_modules'), { recursive: true });
+    await cp(path.join(appDir, 'node_modules/parquet-skim'), path.join(dir, 'node_modules/parquet-skim'), {
+      recursive: true,
+    });
+    await symlink(arrowDir, path.join(dir, 'node_modules/apache-arrow'), 'dir');
+    await writeFile(path.join(dir, 'check.mjs'), script);
+    const { stdout } = await promisify(execFile)('node', ['check.mjs'], { cwd: dir, encoding: 'utf8' });
+    results[label] = JSON.parse(stdout.trim().split('\n').pop() ?? '{}');
+  }
+  console.log(`\napache-arrow peer range: ${JSON.stringify(results)}`);
+  const { oldest, newest } = results;
+  expect(oldest?.arrow).toBe('13.0.0');
+  expect(newest?.arrow).toMatch(/^21\./);
+  for (const result of [oldest, newest]) {
+    expect(result?.q6).toEqual({ revenue: reference.q6.revenue, rows: 5, workers: 0 });
+    expect(result?.strings).toEqual(['short', 'a string longer than twelve bytes', null]);
+    expect(result?.isTable).toBe(true);
+  }
+  expect(oldest?.viewType).toBe('Utf8');
+  expect(newest?.viewType).toBe('Utf8View');
+  expect(oldest?.firstRow).toEqual(newest?.firstRow);
 });

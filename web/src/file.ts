@@ -7,7 +7,7 @@
  */
 import type { RecordBatch, Schema } from 'apache-arrow';
 import { type AggregateAst, type AggregateValue, finish, mergePartials, type Partial } from './aggregate.js';
-import { batchesFromIpc, schemaFromIpc } from './arrow.js';
+import { ARROW_READS_VIEWS, batchesFromIpc, schemaFromIpc } from './arrow.js';
 import { invalidArgument, ParquetSkimError, throwIfAborted, toSkimError } from './errors.js';
 import { type FilterAst, FilterExpr } from './filter.js';
 import type { IoQueue } from './io/io-queue.js';
@@ -103,6 +103,7 @@ export class ParquetFile {
       fileLen: handle.fileLen,
       starts: Array.from(handle.footerStarts()),
       buffers: handle.footerBuffers() as Uint8Array[],
+      viewTypes: ARROW_READS_VIEWS,
     };
     // Every task host gets the footer now, so decoding it there is off the first scan's path.
     context.executor.openFile(this.footer, handle);

@@ -35,6 +35,9 @@ describe('formatValue', () => {
     expect(formatValue(instant, new TimestampMillisecond())).toBe('2009-03-01T00:01:02.250');
     expect(formatValue(instant, new Timestamp(TimeUnit.MILLISECOND, 'UTC'))).toBe('2009-03-01T00:01:02.250Z');
     expect(formatValue(45_296_000_123n, new TimeMicrosecond())).toBe('12:34:56.000123');
+    // apache-arrow before 15 gives `Date` objects: the same text.
+    expect(formatValue(new Date(day), new DateDay())).toBe('1996-03-13');
+    expect(formatValue(new Date(instant), new TimestampMillisecond())).toBe('2009-03-01T00:01:02.250');
   });
 
   it('prints 64-bit integers exactly and floats at their own precision', () => {

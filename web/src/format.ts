@@ -13,6 +13,18 @@
  */
 import { DataType, DateUnit, type Field, Precision, type RecordBatch, type Table, TimeUnit, util } from 'apache-arrow';
 
+/**
+ * `DataType.isLargeList` (apache-arrow 21.2 and later) and `isLargeBinary` (15 and later), false
+ * where this apache-arrow has no such check: a version without it cannot read such a column from
+ * IPC at all, so none reaches here.
+ */
+const optionalCheck =
+  (name: 'isLargeList' | 'isLargeBinary') =>
+  (type: DataType): boolean =>
+    (DataType as unknown as Record<string, ((t: DataType) => boolean) | undefined>)[name]?.(type) ?? false;
+const isLargeList = optionalCheck('isLargeList');
+const isLargeBinary = optionalCheck('isLargeBinary');
+
 /** Bytes of binary values shown (as hex) before cutting. */
 const MAX_BINARY_BYTES = 32;
 
@@ -64,7 +76,7 @@ function isNested(type: DataType): boolean {
   return (
     DataType.isStruct(type) ||
     DataType.isList(type) ||
-    DataType.isLargeList(type) ||
+    isLargeList(type) ||
     DataType.isFixedSizeList(type) ||
     DataType.isMap(type) ||
     DataType.isUnion(type)
@@ -81,7 +93,7 @@ function toPlain(value: unknown, type: DataType): unknown {
     for (const field of type.children as Field[]) out[field.name] = toPlain(row[field.name], field.type);
     return out;
   }
-  if (DataType.isList(type) || DataType.isLargeList(type) || DataType.isFixedSizeList(type)) {
+  if (DataType.isList(type) || isLargeList(type) || DataType.isFixedSizeList(type)) {
     const itemType = (type.children[0] as Field).type;
     return Array.from(value as Iterable<unknown>, (item) => toPlain(item, itemType));
   }
@@ -108,7 +120,9 @@ function jsonReplacer(_key: string, value: unknown): unknown {
 }
 
 /** The text of a non-null, non-nested value. */
-function scalarText(value: unknown, type: DataType): string {
+function scalarText(raw: unknown, type: DataType): string {
+  // apache-arrow before 15 gives dates and timestamps as `Date`s, later versions as milliseconds.
+  const value = raw instanceof Date ? raw.getTime() : raw;
   if (DataType.isTimestamp(type) && typeof value === 'number') {
     // Without a time zone the value is wall-clock time, not an instant: drop the `Z`.
     const iso = isoString(value);
@@ -124,7 +138,7 @@ function scalarText(value: unknown, type: DataType): string {
   if (DataType.isDecimal(type)) return decimalText(value, type.scale);
   if (
     value instanceof Uint8Array &&
-    (DataType.isBinary(type) || DataType.isLargeBinary(type) || DataType.isFixedSizeBinary(type))
+    (DataType.isBinary(type) || isLargeBinary(type) || DataType.isFixedSizeBinary(type))
   ) {
     return binaryText(value);
   }

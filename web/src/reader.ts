@@ -8,6 +8,7 @@
  * where `Worker` does not exist (Node) or with `workers: 0`, they run inline on the calling
  * thread through the same task host.
  */
+import { ARROW_READS_VIEWS } from './arrow.js';
 import { invalidArgument, ParquetSkimError, toSkimError } from './errors.js';
 import { ParquetFile } from './file.js';
 import type { FilterAst } from './filter.js';
@@ -356,7 +357,11 @@ async function loadMetadata(
   tail: { start: number; data: Uint8Array },
   maxMetadataBytes: number | undefined,
 ): Promise<ParquetFileHandle> {
-  const limits = maxMetadataBytes === undefined ? undefined : JSON.stringify({ maxMetadataBytes });
+  const options = {
+    ...(maxMetadataBytes === undefined ? {} : { maxMetadataBytes }),
+    ...(ARROW_READS_VIEWS ? {} : { viewTypes: false }),
+  };
+  const limits = Object.keys(options).length === 0 ? undefined : JSON.stringify(options);
   const loader = new wasm.MetadataLoader(source.fileLen ?? tail.start + tail.data.byteLength, limits);
   try {
     loader.push(tail.start, tail.data);

@@ -47,12 +47,19 @@ pub struct OpenOptions {
     /// [`DEFAULT_MAX_METADATA_BYTES`]).
     #[serde(default = "default_max_metadata_bytes")]
     pub max_metadata_bytes: u64,
+    /// Columns the file's Arrow schema types as string or binary *views* (`Utf8View`,
+    /// `BinaryView`: tpchgen-cli, DataFusion, pyarrow's `string_view`) are read as views (true,
+    /// the default), or as plain `Utf8`/`Binary`, with the same values, for Arrow readers that
+    /// have no view types (apache-arrow JS before 21.2).
+    #[serde(default = "default_true")]
+    pub view_types: bool,
 }
 
 impl Default for OpenOptions {
     fn default() -> Self {
         Self {
             max_metadata_bytes: DEFAULT_MAX_METADATA_BYTES,
+            view_types: true,
         }
     }
 }

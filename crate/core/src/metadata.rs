@@ -117,8 +117,13 @@ impl MetadataLoader {
                     .map(|range| Ok((range.clone(), pushed_bytes(&self.pushed, &range)?)))
                     .collect::<Result<Vec<_>>>()?;
                 self.pushed = ByteCache::default();
-                ParquetFile::try_new(self.file_len, Arc::new(metadata), footer)
-                    .map(|file| LoadStep::Loaded(Box::new(file)))
+                ParquetFile::try_new(
+                    self.file_len,
+                    Arc::new(metadata),
+                    footer,
+                    self.options.view_types,
+                )
+                .map(|file| LoadStep::Loaded(Box::new(file)))
             }
             DecodeResult::Finished => Err(SkimError::internal(
                 "metadata decoder finished without producing metadata",
@@ -234,6 +239,8 @@ pub struct ParquetFile {
     file_len: u64,
     /// Dotted paths of INT96 leaves, whose Arrow type is changed to microseconds.
     int96_paths: HashSet<String>,
+    /// View columns are read as plain strings and binaries (see [`OpenOptions::view_types`]).
+    plain_views: bool,
     reader_metadata: ArrowReaderMetadata,
     footer: Vec<(Range<u64>, Bytes)>,
 }
@@ -243,6 +250,7 @@ impl ParquetFile {
         file_len: u64,
         metadata: Arc<ParquetMetaData>,
         footer: Vec<(Range<u64>, Bytes)>,
+        view_types: bool,
     ) -> Result<Self> {
         check_layout(&metadata, file_len)?;
         let metadata = with_consistent_row_count(metadata);
@@ -258,14 +266,16 @@ impl ParquetFile {
         let mut reader_metadata =
             ArrowReaderMetadata::try_new(Arc::clone(&metadata), ArrowReaderOptions::new())
                 .map_err(to_arrow)?;
-        if !int96_paths.is_empty() {
-            let schema = int96_as_micros(reader_metadata.schema(), &int96_paths);
+        let plain_views = !view_types && has_view_types(reader_metadata.schema().fields());
+        if !int96_paths.is_empty() || plain_views {
+            let schema = adjusted(reader_metadata.schema(), &int96_paths, plain_views);
             let options = ArrowReaderOptions::new().with_schema(Arc::new(schema));
             reader_metadata = ArrowReaderMetadata::try_new(metadata, options).map_err(to_arrow)?;
         }
         Ok(Self {
             file_len,
             int96_paths,
+            plain_views,
             reader_metadata,
             footer,
         })
@@ -273,10 +283,15 @@ impl ParquetFile {
 
     /// Rebuilds a file from the footer bytes of another [`ParquetFile`] (see
     /// [`ParquetFile::footer`]), as a worker does. The bytes passed the opener's limits and are
-    /// in memory already, so no metadata limit applies.
-    pub fn try_from_footer(file_len: u64, footer: Vec<(Range<u64>, Bytes)>) -> Result<Self> {
+    /// in memory already, so no metadata limit applies; `view_types` must be the opener's.
+    pub fn try_from_footer(
+        file_len: u64,
+        footer: Vec<(Range<u64>, Bytes)>,
+        view_types: bool,
+    ) -> Result<Self> {
         let mut loader = MetadataLoader::try_new(file_len)?.with_options(OpenOptions {
             max_metadata_bytes: u64::MAX,
+            view_types,
         });
         for (range, bytes) in footer {
             loader.push(range, bytes)?;
@@ -312,10 +327,10 @@ impl ParquetFile {
     /// `schema` (a projection of this file's) with the same type adjustments as the file's own
     /// Arrow schema.
     pub fn adjust_schema(&self, schema: &Schema) -> Schema {
-        if self.int96_paths.is_empty() {
+        if self.int96_paths.is_empty() && !self.plain_views {
             return schema.clone();
         }
-        int96_as_micros(schema, &self.int96_paths)
+        adjusted(schema, &self.int96_paths, self.plain_views)
     }
 
     /// The byte regions holding the metadata and page index, with their bytes.
@@ -326,7 +341,7 @@ impl ParquetFile {
     /// The same file described by `metadata` (an edited copy of this file's: see `rebase`), read
     /// with the same Arrow schema.
     pub(crate) fn with_metadata(&self, metadata: Arc<ParquetMetaData>) -> Result<Self> {
-        let options = if self.int96_paths.is_empty() {
+        let options = if self.int96_paths.is_empty() && !self.plain_views {
             ArrowReaderOptions::new()
         } else {
             ArrowReaderOptions::new().with_schema(Arc::clone(self.arrow_schema()))
@@ -422,37 +437,65 @@ fn with_consistent_row_count(metadata: Arc<ParquetMetaData>) -> Arc<ParquetMetaD
     Arc::new(rebuilt)
 }
 
-/// `schema` with nanosecond timestamps read from INT96 leaves (`paths`) turned into microseconds.
-/// Follows structs and lists (whose Parquet paths add a `list` group level).
-fn int96_as_micros(schema: &Schema, paths: &HashSet<String>) -> Schema {
-    fn field(f: &Field, prefix: &str, paths: &HashSet<String>) -> Field {
-        let path = if prefix.is_empty() {
-            f.name().clone()
-        } else {
-            format!("{prefix}.{}", f.name())
-        };
-        let data_type = match f.data_type() {
-            DataType::Timestamp(TimeUnit::Nanosecond, tz) if paths.contains(&path) => {
-                DataType::Timestamp(TimeUnit::Microsecond, tz.clone())
+/// `schema` as this reader returns it: nanosecond timestamps read from INT96 leaves (`int96`
+/// paths) turned into microseconds, and, with `plain_views`, string and binary views turned into
+/// plain strings and binaries. Follows structs and lists (whose Parquet paths add a `list` group
+/// level).
+fn adjusted(schema: &Schema, int96: &HashSet<String>, plain_views: bool) -> Schema {
+    let adjust = |f: &Field, prefix: &str| -> Field {
+        adjust_field(f, prefix, &|path, data_type| match data_type {
+            DataType::Timestamp(TimeUnit::Nanosecond, tz) if int96.contains(path) => {
+                Some(DataType::Timestamp(TimeUnit::Microsecond, tz.clone()))
             }
-            DataType::Struct(children) => DataType::Struct(fields(children, &path, paths)),
-            DataType::List(child) => {
-                DataType::List(Arc::new(field(child, &format!("{path}.list"), paths)))
-            }
-            DataType::LargeList(child) => {
-                DataType::LargeList(Arc::new(field(child, &format!("{path}.list"), paths)))
-            }
-            other => other.clone(),
-        };
-        f.clone().with_data_type(data_type)
-    }
-    fn fields(children: &Fields, prefix: &str, paths: &HashSet<String>) -> Fields {
-        children.iter().map(|c| field(c, prefix, paths)).collect()
-    }
-    Schema::new_with_metadata(
-        fields(schema.fields(), "", paths),
-        schema.metadata().clone(),
-    )
+            DataType::Utf8View if plain_views => Some(DataType::Utf8),
+            DataType::BinaryView if plain_views => Some(DataType::Binary),
+            _ => None,
+        })
+    };
+    let fields: Fields = schema.fields().iter().map(|f| adjust(f, "")).collect();
+    Schema::new_with_metadata(fields, schema.metadata().clone())
+}
+
+/// `f` with `retype(path, type)` applied to it and every field below it (`None`: keep).
+fn adjust_field(
+    f: &Field,
+    prefix: &str,
+    retype: &dyn Fn(&str, &DataType) -> Option<DataType>,
+) -> Field {
+    let path = if prefix.is_empty() {
+        f.name().clone()
+    } else {
+        format!("{prefix}.{}", f.name())
+    };
+    let children = |children: &Fields| -> Fields {
+        children
+            .iter()
+            .map(|c| adjust_field(c, &path, retype))
+            .collect()
+    };
+    let list_item = |child: &Field| Arc::new(adjust_field(child, &format!("{path}.list"), retype));
+    let data_type = match f.data_type() {
+        DataType::Struct(fields) => DataType::Struct(children(fields)),
+        DataType::List(child) => DataType::List(list_item(child)),
+        DataType::LargeList(child) => DataType::LargeList(list_item(child)),
+        DataType::Map(entries, sorted) => {
+            DataType::Map(Arc::new(adjust_field(entries, &path, retype)), *sorted)
+        }
+        other => retype(&path, other).unwrap_or_else(|| other.clone()),
+    };
+    f.clone().with_data_type(data_type)
+}
+
+/// Whether any field, at any depth, is a string or binary view.
+fn has_view_types(fields: &Fields) -> bool {
+    fields.iter().any(|f| match f.data_type() {
+        DataType::Utf8View | DataType::BinaryView => true,
+        DataType::Struct(children) => has_view_types(children),
+        DataType::List(child) | DataType::LargeList(child) | DataType::Map(child, _) => {
+            has_view_types(&Fields::from(vec![Arc::clone(child)]))
+        }
+        _ => false,
+    })
 }
 
 /// The regions a worker needs to decode the same metadata: the thrift footer with its 8-byte

@@ -257,9 +257,12 @@ mod tests {
             .finish()
             .unwrap();
         let file_len = footer_start + footer.len() as u64;
-        let file =
-            ParquetFile::try_from_footer(file_len, vec![(footer_start..file_len, footer.into())])
-                .unwrap();
+        let file = ParquetFile::try_from_footer(
+            file_len,
+            vec![(footer_start..file_len, footer.into())],
+            true,
+        )
+        .unwrap();
         (file, written)
     }
 

@@ -707,6 +707,7 @@ fn bombs_are_refused_with_too_large() {
         || {
             let options = OpenOptions {
                 max_metadata_bytes: 100,
+                ..OpenOptions::default()
             };
             open(&sample_file(), 8, options, &mut reads.borrow_mut()).map(|_| Read::default())
         },

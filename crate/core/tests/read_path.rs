@@ -35,7 +35,7 @@ fn a_small_tail_read_asks_for_metadata_then_page_index() {
 fn workers_rebuild_the_file_from_footer_bytes() {
     let file = sample_file();
     let (parquet, _) = open(&file, 512 * 1024);
-    let rebuilt = ParquetFile::try_from_footer(parquet.file_len(), parquet.footer().to_vec())
+    let rebuilt = ParquetFile::try_from_footer(parquet.file_len(), parquet.footer().to_vec(), true)
         .expect("rebuild");
     assert!(rebuilt.metadata().page_index().is_some());
     assert_eq!(rebuilt.arrow_schema(), parquet.arrow_schema());
@@ -392,4 +392,107 @@ fn splitting_a_row_group_keeps_a_limit() {
         ids(&scan(&parquet, &file, &request), "id"),
         (100..1_100).collect::<Vec<_>>()
     );
+}
+
+/// A file whose Arrow schema has string and binary views (as tpchgen-cli and pyarrow's
+/// `string_view` write), a view inside a struct among them.
+fn views_file() -> Bytes {
+    use arrow_array::{ArrayRef, BinaryViewArray, RecordBatch, StringViewArray, StructArray};
+    use arrow_schema::{Field, Fields, Schema};
+    use parquet::arrow::ArrowWriter;
+    use std::sync::Arc;
+    let text = StringViewArray::from(vec![
+        Some("short"),
+        Some("a string longer than twelve bytes"),
+        None,
+    ]);
+    let blob = BinaryViewArray::from(vec![Some(&b"\x00\x01"[..]), None, Some(&b"bytes"[..])]);
+    let inner = Fields::from(vec![Field::new("name", DataType::Utf8View, true)]);
+    let nested = StructArray::new(
+        inner.clone(),
+        vec![Arc::new(StringViewArray::from(vec![Some("x"), Some("y"), None])) as ArrayRef],
+        None,
+    );
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("text", DataType::Utf8View, true),
+        Field::new("blob", DataType::BinaryView, true),
+        Field::new("nested", DataType::Struct(inner), false),
+    ]));
+    let batch = RecordBatch::try_new(
+        Arc::clone(&schema),
+        vec![Arc::new(text), Arc::new(blob), Arc::new(nested)],
+    )
+    .expect("batch");
+    let mut out = Vec::new();
+    let mut writer = ArrowWriter::try_new(&mut out, schema, None).expect("writer");
+    writer.write(&batch).expect("write");
+    writer.close().expect("close");
+    Bytes::from(out)
+}
+
+#[test]
+fn view_columns_read_as_views_or_as_plain_strings_for_arrow_readers_without_views() {
+    use arrow_array::RecordBatch;
+    use parquet_skim_core::{LoadStep, OpenOptions};
+    let file = views_file();
+    let types = |batches: &[RecordBatch]| -> Vec<DataType> {
+        let schema = batches[0].schema();
+        let nested = match schema.field(2).data_type() {
+            DataType::Struct(fields) => fields[0].data_type().clone(),
+            other => other.clone(),
+        };
+        vec![
+            schema.field(0).data_type().clone(),
+            schema.field(1).data_type().clone(),
+            nested,
+        ]
+    };
+    let strings = |batches: &[RecordBatch]| -> Vec<Option<String>> {
+        let column = arrow_cast::cast(batches[0].column(0), &DataType::Utf8).expect("cast");
+        column
+            .as_string::<i32>()
+            .iter()
+            .map(|s| s.map(str::to_string))
+            .collect()
+    };
+    for (view_types, expected) in [
+        (
+            true,
+            [DataType::Utf8View, DataType::BinaryView, DataType::Utf8View],
+        ),
+        (false, [DataType::Utf8, DataType::Binary, DataType::Utf8]),
+    ] {
+        let mut loader = MetadataLoader::try_new(file.len() as u64)
+            .expect("loader")
+            .with_options(OpenOptions {
+                view_types,
+                ..OpenOptions::default()
+            });
+        loader
+            .push(0..file.len() as u64, file.clone())
+            .expect("push");
+        let LoadStep::Loaded(parquet) = loader.try_load().expect("load") else {
+            panic!("the whole file was pushed");
+        };
+        assert_eq!(parquet.arrow_schema().field(0).data_type(), &expected[0]);
+        let batches = scan(&parquet, &file, &ScanRequest::default());
+        assert_eq!(
+            types(&batches),
+            expected.to_vec(),
+            "view_types {view_types}"
+        );
+        assert_eq!(
+            strings(&batches),
+            vec![
+                Some("short".into()),
+                Some("a string longer than twelve bytes".into()),
+                None
+            ]
+        );
+        // A worker rebuilding the file from its footer reads it the same way.
+        let rebuilt =
+            ParquetFile::try_from_footer(parquet.file_len(), parquet.footer().to_vec(), view_types)
+                .expect("rebuild");
+        assert_eq!(rebuilt.arrow_schema(), parquet.arrow_schema());
+    }
 }

@@ -34,7 +34,7 @@ pub struct JsMetadataLoader {
 #[wasm_bindgen(js_class = MetadataLoader)]
 impl JsMetadataLoader {
     /// A loader for a file of `fileLen` bytes; `options` is JSON `OpenOptions`
-    /// (`{maxMetadataBytes?}`), absent for the defaults.
+    /// (`{maxMetadataBytes?, viewTypes?}`), absent for the defaults.
     #[wasm_bindgen(constructor)]
     pub fn new(file_len: f64, options: Option<String>) -> Result<JsMetadataLoader, JsValue> {
         let file_len = js_result(position("fileLen", file_len))?;
@@ -104,9 +104,14 @@ impl JsFile {
 #[wasm_bindgen(js_class = ParquetFileHandle)]
 impl JsFile {
     /// Rebuilds a file from footer regions (as a worker does): `starts[i]` is where
-    /// `buffers[i]` begins in the file.
+    /// `buffers[i]` begins in the file; `viewTypes` as the opener had it (`OpenOptions`).
     #[wasm_bindgen(js_name = fromFooter)]
-    pub fn from_footer(file_len: f64, starts: Vec<f64>, buffers: Array) -> Result<JsFile, JsValue> {
+    pub fn from_footer(
+        file_len: f64,
+        starts: Vec<f64>,
+        buffers: Array,
+        view_types: bool,
+    ) -> Result<JsFile, JsValue> {
         let file_len = js_result(position("fileLen", file_len))?;
         let mut footer = Vec::with_capacity(starts.len());
         for (i, start) in starts.into_iter().enumerate() {
@@ -114,7 +119,7 @@ impl JsFile {
             let bytes = Uint8Array::new(&buffers.get(i as u32)).to_vec();
             footer.push((start..start + bytes.len() as u64, Bytes::from(bytes)));
         }
-        js_result(ParquetFile::try_from_footer(file_len, footer)).map(JsFile::new)
+        js_result(ParquetFile::try_from_footer(file_len, footer, view_types)).map(JsFile::new)
     }
 
     /// Size of the file in bytes.

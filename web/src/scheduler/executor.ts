@@ -12,6 +12,8 @@ export interface FileFooter {
   fileLen: number;
   starts: number[];
   buffers: Uint8Array[];
+  /** View columns are read as views (see `OpenOptions.viewTypes` in the core). */
+  viewTypes: boolean;
 }
 
 /** One task handed to an executor. */

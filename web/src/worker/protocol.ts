@@ -17,7 +17,7 @@ export interface Chunk {
 export type HostRequest =
   /** `warmUp`: run the core over its embedded file before the first task (see `TaskHost.warmUp`). */
   | { kind: 'init'; module: WebAssembly.Module; warmUp: boolean }
-  | { kind: 'openFile'; fileId: number; fileLen: number; starts: number[]; buffers: Uint8Array[] }
+  | { kind: 'openFile'; fileId: number; fileLen: number; starts: number[]; buffers: Uint8Array[]; viewTypes: boolean }
   | { kind: 'closeFile'; fileId: number }
   | { kind: 'runTask'; taskId: number; fileId: number; spec: string; chunks: Chunk[] }
   | { kind: 'pushChunks'; taskId: number; chunks: Chunk[] }

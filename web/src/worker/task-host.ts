@@ -64,7 +64,12 @@ export class TaskHost {
       case 'openFile':
         if (!this.files.has(request.fileId)) {
           try {
-            const file = this.wasm.ParquetFileHandle.fromFooter(request.fileLen, request.starts, request.buffers);
+            const file = this.wasm.ParquetFileHandle.fromFooter(
+              request.fileLen,
+              request.starts,
+              request.buffers,
+              request.viewTypes,
+            );
             this.files.set(request.fileId, file);
             this.failedOpens.delete(request.fileId);
           } catch (error) {
