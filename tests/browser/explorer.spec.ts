@@ -125,10 +125,11 @@ test('counts a filter’s matches, draws the query panel, and an edited filter t
 });
 
 test('cancels a long scan: the count stops, the page stays usable, no request is left open', async ({ page }, info) => {
-  // 150 ms per request: counting over SF1 takes seconds.
+  // 400 ms per request: counting over SF1 takes seconds, longer than the screenshot below even on
+  // a slow machine (the Cancel button is disabled again once the count is done).
   const slow = await startRangeServer({
     mounts: { '/': path.join(repoRoot, 'web/explorer/dist'), '/data/': path.join(cacheDir, 'data') },
-    latencyMs: 150,
+    latencyMs: 400,
   });
   try {
     await page.goto(`${slow.url}/?url=/data/lineitem-sf1.parquet`);
@@ -136,8 +137,8 @@ test('cancels a long scan: the count stops, the page stays usable, no request is
     await page.fill('#filter-input', "l_comment LIKE '%special%'");
     await page.click('#filter-button');
     await page.waitForSelector('#cancel-button:not([disabled])', { timeout: 30_000 });
-    await page.screenshot({ path: info.outputPath('explorer-long-scan.png'), fullPage: true });
-    await page.click('#cancel-button');
+    await page.screenshot({ path: info.outputPath('explorer-long-scan.png') });
+    await page.click('#cancel-button', { timeout: 10_000 });
     await page.waitForSelector('body[data-state=ready]');
     await expect(page.locator('#status')).toHaveText('Cancelled.');
     await expect(page.locator('#match-count')).toHaveText('');
