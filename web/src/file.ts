@@ -105,7 +105,8 @@ export class ParquetFile {
       buffers: handle.footerBuffers() as Uint8Array[],
       viewTypes: ARROW_READS_VIEWS,
     };
-    // Every task host gets the footer now, so decoding it there is off the first scan's path.
+    // Every task host gets the footer (the workers' copies are posted just after open() returns),
+    // so decoding it there is off the first scan's path.
     context.executor.openFile(this.footer, handle);
     const opening = this.requestLog();
     this.openStats = {
