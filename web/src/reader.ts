@@ -361,8 +361,8 @@ async function loadMetadata(
     ...(maxMetadataBytes === undefined ? {} : { maxMetadataBytes }),
     ...(ARROW_READS_VIEWS ? {} : { viewTypes: false }),
   };
-  const limits = Object.keys(options).length === 0 ? undefined : JSON.stringify(options);
-  const loader = new wasm.MetadataLoader(source.fileLen ?? tail.start + tail.data.byteLength, limits);
+  const openOptions = Object.keys(options).length === 0 ? undefined : JSON.stringify(options);
+  const loader = new wasm.MetadataLoader(source.fileLen ?? tail.start + tail.data.byteLength, openOptions);
   try {
     loader.push(tail.start, tail.data);
     for (;;) {

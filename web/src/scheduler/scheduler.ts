@@ -87,6 +87,10 @@ export interface ScanContext {
   onTaskDone?(task: PlannedTask, result: TaskResult): void;
 }
 
+/** Bytes the plan lists for `task` (filter and output pages; an upper bound with a filter). */
+const bytesOf = (task: PlannedTask): number =>
+  [...task.filterRanges, ...task.outputRanges].reduce((sum, r) => sum + r.end - r.start, 0);
+
 /** Runs `plan`, yielding each task's result in plan order. */
 export async function* runPlan(plan: ReadPlan, context: ScanContext): AsyncGenerator<TaskResult> {
   const internal = new AbortController();
@@ -100,8 +104,6 @@ export async function* runPlan(plan: ReadPlan, context: ScanContext): AsyncGener
   // filter that matches early fetches one task's pages, not a window's).
   let window = plan.limit === null ? fullWindow : 1;
   const running: Array<Promise<TaskResult> | undefined> = [];
-  const bytesOf = (task: PlannedTask) =>
-    [...task.filterRanges, ...task.outputRanges].reduce((sum, r) => sum + r.end - r.start, 0);
   const scanPlannedBytes = plan.tasks.reduce((sum, task) => sum + bytesOf(task), 0);
   let launched = 0;
   let bytesAhead = 0;
@@ -166,7 +168,7 @@ async function runTask(
     spec: JSON.stringify(task.spec),
     ...(cacheKey !== undefined ? { cacheKey } : {}),
     chunks,
-    plannedBytes: task.filterRanges.reduce((sum, r) => sum + r.end - r.start, 0) + outputBytes,
+    plannedBytes: bytesOf(task),
     scanPlannedBytes,
     fetchMore: (flat: number[]): Promise<Chunk[]> => io.read(reader, pairs(flat), signal, cost.output),
     signal,
