@@ -12,6 +12,8 @@ export interface RangeServerOptions {
   port?: number;
   /** Delay before each response starts, in milliseconds. */
   latencyMs?: number;
+  /** Cap on the bytes of file bodies per second, all responses together, in Mbit/s (0: none). */
+  bandwidthMbps?: number;
   /** Extra headers sent on every response. */
   headers?: Record<string, string>;
 }
@@ -54,3 +56,11 @@ export function startRangeServer(options: RangeServerOptions): Promise<RangeServ
 export function parseRange(header: string | null | undefined, size: number): RangeDecision;
 export function contentTypeFor(fileName: string): string;
 export function parseCliArgs(argv: string[]): Required<Omit<RangeServerOptions, 'headers'>>;
+
+/** One shared link of a fixed capacity (Mbit/s), first come first served. */
+export class Link {
+  constructor(mbps: number);
+  readonly bytesPerMs: number;
+  /** Reserves the link for `bytes`; the milliseconds until they have crossed it. */
+  reserve(bytes: number): number;
+}

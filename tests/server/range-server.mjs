@@ -26,7 +26,10 @@
  *   cross-origin-isolation headers (COOP/COEP/CORP, for SharedArrayBuffer in
  *   the pages it serves), `Cache-Control: no-store`, `Accept-Ranges: bytes`.
  * - `latencyMs` delays the start of every response, to simulate a network
- *   round trip. Every request, OPTIONS included, is appended to `log` as
+ *   round trip. `bandwidthMbps` caps the bytes of file bodies per second
+ *   across all responses together, as one shared link would ({@link Link}):
+ *   with 20 ms and 200 Mbit/s, or 80 ms and 50 Mbit/s, a scan meets what a
+ *   real network costs (round trips, then bytes). Every request, OPTIONS included, is appended to `log` as
  *   `{ method, path, range, status, bytes, ms }`; the entry is pushed once the
  *   last body byte has been handed to the socket (before the response is
  *   ended), so a client that has read the whole body always finds its entry;
@@ -36,7 +39,7 @@
  *   503s, cut connections, stalls, gzip on ranges, a file replaced mid-read):
  *   see hostile.mjs.
  * - CLI: `node tests/server/range-server.mjs --mount /=DIR --mount /data/=DIR
- *   [--port N] [--host H] [--latency MS]` prints `listening on URL` and runs
+ *   [--port N] [--host H] [--latency MS] [--bandwidth MBIT]` prints `listening on URL` and runs
  *   until SIGINT or SIGTERM.
  */
 import fs from 'node:fs';
@@ -202,13 +205,21 @@ async function readSlice(file, start, length) {
 /**
  * Start the server. Resolves once it is listening.
  * @param {{ mounts: Record<string, string>, host?: string, port?: number,
- *   latencyMs?: number, headers?: Record<string, string> }} options
+ *   latencyMs?: number, bandwidthMbps?: number, headers?: Record<string, string> }} options
  * @returns {Promise<{ url: string, log: Array<{ method: string, path: string,
  *   range: string | null, status: number, bytes: number, ms: number }>,
  *   resetLog: () => void, close: () => Promise<void> }>}
  */
-export async function startRangeServer({ mounts, host = '127.0.0.1', port = 0, latencyMs = 0, headers = {} }) {
+export async function startRangeServer({
+  mounts,
+  host = '127.0.0.1',
+  port = 0,
+  latencyMs = 0,
+  bandwidthMbps = 0,
+  headers = {},
+}) {
   const mountList = normaliseMounts(mounts);
+  const link = bandwidthMbps > 0 ? new Link(bandwidthMbps) : null;
   const log = [];
   const counters = new HostileCounters();
 
@@ -379,11 +390,28 @@ export async function startRangeServer({ mounts, host = '127.0.0.1', port = 0, l
     const stream = fs.createReadStream(file, { start, end });
     res.on('close', () => stream.destroy());
     res.on('drain', () => stream.resume());
+    /** A chunk held back by the link: written when this settles. */
+    let held = null;
     stream.on('data', (chunk) => {
       entry.bytes += chunk.length;
-      if (!res.write(chunk)) stream.pause();
+      const waitMs = link?.reserve(chunk.length) ?? 0;
+      if (waitMs <= 0) {
+        if (!res.write(chunk)) stream.pause();
+        return;
+      }
+      // The link is busy: hold this chunk (and the stream) until the link has carried it. The
+      // stream may end meanwhile (this was its last chunk): the response ends after the write.
+      stream.pause();
+      held = new Promise((resolve) =>
+        setTimeout(() => {
+          held = null;
+          resolve();
+          if (!res.destroyed && res.write(chunk)) stream.resume();
+        }, waitMs),
+      );
     });
-    stream.on('end', () => {
+    stream.on('end', async () => {
+      if (held !== null) await held;
       record();
       res.end();
     });
@@ -422,9 +450,30 @@ export async function startRangeServer({ mounts, host = '127.0.0.1', port = 0, l
   };
 }
 
+/**
+ * One shared link of a fixed capacity, first come first served: a chunk is handed to the socket
+ * when the link has carried it and every chunk reserved before it (so concurrent responses share
+ * the bandwidth, and the total rate never exceeds it).
+ */
+export class Link {
+  /** @param {number} mbps megabits per second */
+  constructor(mbps) {
+    if (!Number.isFinite(mbps) || mbps <= 0) throw new Error(`bandwidth must be > 0 Mbit/s, got ${mbps}`);
+    this.bytesPerMs = (mbps * 1e6) / 8 / 1000;
+    this.freeAt = 0;
+  }
+
+  /** Reserves the link for `bytes`; the milliseconds until they have crossed it. */
+  reserve(bytes) {
+    const now = performance.now();
+    this.freeAt = Math.max(this.freeAt, now) + bytes / this.bytesPerMs;
+    return this.freeAt - now;
+  }
+}
+
 /** Parse CLI arguments into startRangeServer options. */
 export function parseCliArgs(argv) {
-  const options = { mounts: {}, host: '127.0.0.1', port: 0, latencyMs: 0 };
+  const options = { mounts: {}, host: '127.0.0.1', port: 0, latencyMs: 0, bandwidthMbps: 0 };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const [flag, inline] =
@@ -454,12 +503,18 @@ export function parseCliArgs(argv) {
       case '--latency':
         options.latencyMs = Number(value());
         break;
+      case '--bandwidth':
+        options.bandwidthMbps = Number(value());
+        break;
       default:
         throw new Error(`unknown argument: ${arg}`);
     }
   }
   if (!Number.isInteger(options.port) || options.port < 0) throw new Error('--port must be a non-negative integer');
   if (!Number.isFinite(options.latencyMs) || options.latencyMs < 0) throw new Error('--latency must be >= 0');
+  if (!Number.isFinite(options.bandwidthMbps) || options.bandwidthMbps < 0) {
+    throw new Error('--bandwidth must be >= 0 (Mbit/s; 0: no cap)');
+  }
   return options;
 }
 
@@ -470,7 +525,7 @@ async function main() {
   } catch (err) {
     console.error(`range-server: ${err.message}`);
     console.error(
-      'usage: node tests/server/range-server.mjs --mount /=DIR [--mount /data/=DIR] [--port N] [--host H] [--latency MS]',
+      'usage: node tests/server/range-server.mjs --mount /=DIR [--mount /data/=DIR] [--port N] [--host H] [--latency MS] [--bandwidth MBIT]',
     );
     process.exit(2);
   }

@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { parseRange, startRangeServer } from './range-server.mjs';
+import { Link, parseCliArgs, parseRange, startRangeServer } from './range-server.mjs';
 
 type Server = Awaited<ReturnType<typeof startRangeServer>>;
 
@@ -446,6 +446,37 @@ describe('startRangeServer', () => {
     } finally {
       await slow.close();
     }
+  });
+
+  it('caps the bytes per second of all responses together at bandwidthMbps', async () => {
+    // 16 Mbit/s = 2,000 bytes per ms: two concurrent 200,000-byte bodies (several chunks each)
+    // share the link, so the pair takes at least 200 ms (a lower bound: timers never fire before
+    // their time is due), and each body arrives whole and exact.
+    const body = Buffer.alloc(400_000);
+    for (let i = 0; i < body.length; i++) body[i] = (i * 7) % 256;
+    const dir = fs.mkdtempSync(path.join(tmp, 'link-'));
+    fs.writeFileSync(path.join(dir, 'big.bin'), body);
+    const capped = await startRangeServer({ mounts: { '/': dir }, bandwidthMbps: 16 });
+    try {
+      const t0 = performance.now();
+      const [a, b] = await Promise.all(
+        [0, 200_000].map(async (start) => {
+          const res = await fetch(`${capped.url}/big.bin`, {
+            headers: { Range: `bytes=${start}-${start + 199_999}` },
+          });
+          expect(res.status).toBe(206);
+          return bytesOf(res);
+        }),
+      );
+      expect(performance.now() - t0).toBeGreaterThanOrEqual(199);
+      expect(a.equals(body.subarray(0, 200_000))).toBe(true);
+      expect(b.equals(body.subarray(200_000, 400_000))).toBe(true);
+    } finally {
+      await capped.close();
+    }
+    expect(() => new Link(0)).toThrow(/bandwidth must be > 0/);
+    expect(parseCliArgs(['--mount', `/=${dataDir}`, '--bandwidth', '50']).bandwidthMbps).toBe(50);
+    expect(() => parseCliArgs(['--mount', `/=${dataDir}`, '--bandwidth', '-1'])).toThrow(/--bandwidth/);
   });
 
   it('refuses to start without mounts or with a missing directory', async () => {

@@ -32,7 +32,10 @@ export interface ScanStats {
   rowsFromPredicateCache: number;
   /** Bytes the plan lists (an upper bound with a filter). */
   bytesPlanned: number;
-  /** Bytes fetched: in all, for the filter columns (phase 1), for the output columns (phase 2). */
+  /**
+   * Bytes fetched: in all, for the filter columns (phase 1), for the output columns (phase 2:
+   * output pages fetched together with the filter pages count here too).
+   */
   bytesFetched: number;
   bytesFetchedFilter: number;
   bytesFetchedOutput: number;

@@ -26,6 +26,10 @@ window.peers = {
     current.output = await current.prepared.run();
     return performance.now() - started;
   },
+  /** The run's scan statistics, for systems that report them (parquet-skim), else null. */
+  stats() {
+    return current.output?.stats ?? null;
+  },
   answer() {
     return answerOf(current.args.query, current.args.table, current.output);
   },

@@ -15,7 +15,7 @@ import { CONTAINS, LOOKUP_KEY, Q6_WHERE, SCAN3 } from './queries.mjs';
 async function collect(scan) {
   const batches = [];
   for await (const batch of scan) batches.push(batch);
-  return { batches };
+  return { batches, stats: scan.stats };
 }
 
 /**
@@ -31,18 +31,19 @@ async function workersStarted(reader, timeoutMs = 10_000) {
   }
 }
 
-export async function setup({ url, query, table, inMemory, warm }) {
-  const reader = await createReader();
+export async function setup({ url, query, table, inMemory, warm, readerOptions }) {
+  // `readerOptions`: only for probes of a setting (the bench itself runs the defaults).
+  const reader = await createReader(readerOptions ?? {});
   const source = inMemory ? new Uint8Array(await (await fetch(url)).arrayBuffer()) : url;
   const runOn = async (from) => {
     const file = await reader.open(from);
     switch (query) {
       case 'q6': {
-        const { values } = await file.aggregate({
+        const { values, stats } = await file.aggregate({
           filter: Q6_WHERE,
           aggregates: { revenue: sum(expr(col('l_extendedprice')).mul(col('l_discount'))) },
         });
-        return { revenue: values.revenue };
+        return { revenue: values.revenue, stats };
       }
       case 'lookup':
         return collect(file.scan({ filter: `l_orderkey = ${LOOKUP_KEY}` }));

@@ -152,16 +152,22 @@ async function runTask(
   const cached = cacheKey !== undefined && context.executor.holds(cacheKey);
   const outputBytes = task.outputRanges.reduce((sum, r) => sum + r.end - r.start, 0);
   const speculate = filtered && !cached && outputBytes <= context.prefetchOutputBytes;
-  const [phase1, phase2] = await Promise.all([
-    io.read(
+  let chunks: Chunk[];
+  if (speculate) {
+    // Both phases in one coalesced read: an output column lying between two filter columns (or
+    // beside one) joins their request instead of making its own. A request carrying both counts
+    // as phase 1; the output ranges' bytes count as phase 2.
+    chunks = await io.read(reader, [...task.filterRanges, ...task.outputRanges], signal, cost.filter);
+    cost.filter.bytes -= outputBytes;
+    cost.output.bytes += outputBytes;
+  } else {
+    chunks = await io.read(
       reader,
       cached ? [] : filtered ? task.filterRanges : task.outputRanges,
       signal,
       filtered ? cost.filter : cost.output,
-    ),
-    speculate ? io.read(reader, task.outputRanges, signal, cost.output) : [],
-  ]);
-  const chunks = [...phase1, ...phase2];
+    );
+  }
   context.onTaskStart?.(task);
   return context.executor.run({
     file: context.file,
