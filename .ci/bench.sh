@@ -5,9 +5,10 @@
 # - the read-task ablations → bench/results/<date>-ablations.json
 # - the predicate / cross-scan cache benchmark → bench/results/<date>-cache.json
 # - the package size (.wasm and JS, raw / gzip / brotli) → bench/results/<date>-size.json
-# - parquet-skim against parquet-wasm, hyparquet and DuckDB-WASM (TPC-H lineitem in three layouts,
-#   which it generates, and the hits table; plus the same queries natively) →
-#   bench/results/<date>-peers.{json,md,svg} (~20-25 min on 2 cores; BENCH_RUNS, see the script)
+# - parquet-skim against parquet-wasm, hyparquet and DuckDB-WASM, beside the I/O floor (TPC-H
+#   lineitem in three layouts of its own and as tpchgen-cli, pyarrow and DuckDB write it, and the
+#   hits table; the bulk queries also at 20 ms / 200 Mbit/s and 80 ms / 50 Mbit/s; plus the same
+#   queries natively) → bench/results/<date>-peers.{json,md,svg} (BENCH_RUNS, BENCH_NETWORKS…)
 # - interactive speed: a cold page's first rows and a lookup, and the same on a warm reader, on
 #   files from three writers, against the I/O and compile floors and the peers, at 0 and 20 ms per
 #   request, with the cold path broken down → bench/results/<date>-interactive.{json,md}
@@ -23,6 +24,6 @@ fi
 node tests/bench/ablations.mjs
 node tests/bench/cache.mjs
 node tests/bench/size.mjs
+bash tests/conformance/setup-venv.sh >/dev/null  # tpchgen-cli, pyarrow and DuckDB write the other writers' files
 node tests/bench/peers.mjs
-bash tests/conformance/setup-venv.sh >/dev/null  # pyarrow and DuckDB write the other writers' files
 node tests/bench/interactive.mjs

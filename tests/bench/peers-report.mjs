@@ -16,6 +16,7 @@ const COLORS = {
   'parquet-wasm': '#1f77b4',
   hyparquet: '#2ca02c',
   'duckdb-wasm': '#9467bd',
+  floor: '#7f7f7f',
 };
 const LABELS = {
   'parquet-skim': 'parquet-skim',
@@ -24,6 +25,7 @@ const LABELS = {
   'parquet-wasm': 'parquet-wasm 0.8.0',
   hyparquet: 'hyparquet 1.31.5',
   'duckdb-wasm': 'DuckDB-WASM 1.28.0',
+  floor: 'I/O floor',
 };
 const SHORT_QUERIES = { q6: 'Q6', lookup: 'lookup', contains: 'contains', first100: 'first 100', scan3: 'scan 3 cols' };
 
@@ -34,6 +36,7 @@ const NOTES = [
   '**parquet-wasm**: `ParquetFile.fromUrl`, then `file.stream({ columns, concurrency: 4, batchSize: 8192 })` or `file.read({ rowGroups, offset, limit })`, each batch to Arrow JS by IPC. No filter API and no statistics: Q6 and `LIKE` are JS loops over the streamed columns (Q6 on unscaled decimals; `LIKE` as a RegExp on each decoded string); the lookup streams `l_orderkey`, finds the rows, then reads all columns of that row group with `offset`/`limit`; the first 100 rows are `read({ limit: 100 })`.',
   '**hyparquet** (+ hyparquet-compressors): `asyncBufferFromUrl` (a HEAD, then range GETs) and `parquetMetadataAsync`. The lookup is `parquetReadObjects` with `filter: { l_orderkey: { $eq } }`, `usePageIndex` and `useOffsetIndex`; the first 100 rows `rowStart`/`rowEnd` + `useOffsetIndex`. Q6, `LIKE` and the scan read column arrays (`parquetRead` + `onChunk`) and filter in JS: its filter has no `LIKE`, and compares decimals as floats (`7 × 0.01 > 0.07`: `$lte: 0.07` would miss rows), so Q6 compares cents. Dates as day numbers (`parsers.dateFromDays`); rows as JS objects.',
   '**DuckDB-WASM 1.28.0**: the `eh` bundle (one thread: the pthread `coi` bundle of 1.28 fails with "startWorker is not defined", duckdb-wasm#939), one SQL query over `read_parquet(url)` (its HTTP file system: a HEAD, then range reads; row groups pruned by statistics); the result as an Arrow table.',
+  '**I/O floor**: the byte ranges of parquet-skim’s median run of the same cell (the server’s log), moved with bare `fetch` (`cache: no-store`) in two rounds — its first request (the footer), then all the others at once — and not decoded: what the transport costs for the bytes parquet-skim chose.',
   'Time: from opening the file (footer) to the whole result in JS, in a fresh page per run after the library’s JS and WebAssembly loaded (not timed). Requests and MB: every request to the data file in the server’s log during the timed run (HEAD and CORS preflights included).',
 ];
 
@@ -48,48 +51,107 @@ function cellText(cell) {
   return `${fmtMs(cell.medianMs)} ms · ${fmtMb(cell.bytes)} MB · ${cell.requests}`;
 }
 
+/** The networks of a result (older results: one, unshaped). */
+const networksOf = (result) => result.networks ?? [{ id: '0/0', latencyMs: 0, bandwidthMbps: 0 }];
+const netOf = (cell) => cell.net ?? '0/0';
+const netLabel = (n) =>
+  n.latencyMs === 0 && n.bandwidthMbps === 0
+    ? 'localhost, no added latency, no bandwidth cap'
+    : `${n.latencyMs} ms per request, ${n.bandwidthMbps > 0 ? `${n.bandwidthMbps} Mbit/s shared` : 'no bandwidth cap'}`;
+const ratioText = (x, y) =>
+  x !== undefined && y !== undefined && Number.isFinite(x / y) ? `${(x / y).toFixed(2)}×` : '—';
+
 /** The Markdown report. */
 export function markdown(result) {
   const lines = [];
   const { layouts, systems, cells, native } = result;
-  const find = (data, query, system) => cells.find((c) => c.data === data && c.query === query && c.system === system);
+  const networks = networksOf(result);
+  const first = networks[0].id;
+  const find = (data, query, system, net = first) =>
+    cells.find((c) => c.data === data && c.query === query && c.system === system && netOf(c) === net);
   lines.push(`# parquet-skim and its peers, ${result.date}`);
   lines.push('');
   lines.push(
-    `Headless Chromium ${result.chromium}, ${result.cores} cores, range server on localhost (no added latency); ` +
-      `median of ${result.runs} runs after a warm-up, fresh page per run. Cells: median ms · MB fetched · requests. ` +
+    `Headless Chromium ${result.chromium}, ${result.cores} cores, the range server on localhost; ` +
+      `median of ${result.runs} runs after a warm-up${networks.length > 1 ? ` (${result.shapedRuns} on the shaped networks)` : ''}, fresh page per run. ` +
+      'Cells: median ms · MB fetched · requests. ' +
       `Every answer was checked equal across systems (and the native run) before its time was kept.`,
   );
   lines.push('');
-  lines.push('| data | file | MB | rows | row groups | codec | pages per column chunk | page index |');
-  lines.push('|---|---|---:|---:|---|---|---|---|');
+  lines.push('| data | writer | file | MB | rows | row groups | codec | pages per column chunk | page index |');
+  lines.push('|---|---|---|---:|---:|---|---|---|---|');
   for (const l of layouts) {
     const pages = l.pagesPerChunk === null ? '—' : `${l.pagesPerChunk[0]}–${l.pagesPerChunk[1]}`;
     lines.push(
-      `| ${l.id}: ${l.layout} | \`${l.file}\` | ${fmtMb(l.bytes)} | ${l.rows.toLocaleString('en')} | ` +
+      `| ${l.id}: ${l.layout} | ${l.writer ?? 'arrow-rs (crate/datagen)'} | \`${l.file}\` | ${fmtMb(l.bytes)} | ${l.rows.toLocaleString('en')} | ` +
         `${l.rowGroups} × ${l.rowGroupRows.toLocaleString('en')} | ${l.codec} | ${pages} | ${l.pageIndex ? 'yes' : 'no'} |`,
     );
   }
-  const peers = systems.filter((s) => !s.startsWith('parquet-skim'));
-  for (const l of layouts) {
+  const peers = systems.filter((s) => !s.startsWith('parquet-skim') && s !== 'floor');
+  const shown = systems.filter((s) => s !== 'parquet-skim-mem' && s !== 'floor');
+  const withFloor = systems.includes('floor');
+  for (const net of networks) {
     lines.push('');
-    lines.push(`### ${l.id}: ${l.table === 'hits' ? 'hits' : 'lineitem SF1'}, ${l.layout}`);
-    lines.push('');
-    const shown = systems.filter((s) => s !== 'parquet-skim-mem');
-    const ratio = shown.includes('parquet-skim') && peers.length > 0;
-    lines.push(`| query | ${shown.map((s) => LABELS[s]).join(' | ')}${ratio ? ' | fastest peer / skim |' : ' |'}`);
-    lines.push(`|---|${shown.map(() => '---:').join('|')}${ratio ? '|---:|' : '|'}`);
-    for (const q of Object.keys(result.queries)) {
-      if (!cells.some((c) => c.data === l.id && c.query === q)) continue;
-      const row = shown.map((s) => cellText(find(l.id, q, s)));
-      let tail = '';
-      if (ratio) {
-        const skim = find(l.id, q, 'parquet-skim');
-        const best = Math.min(...peers.map((s) => find(l.id, q, s)?.medianMs ?? Number.POSITIVE_INFINITY));
-        tail =
-          skim?.medianMs !== undefined && Number.isFinite(best) ? ` ${(best / skim.medianMs).toFixed(2)}× |` : ' — |';
+    lines.push(`## Network: ${netLabel(net)}`);
+    for (const l of layouts) {
+      const here = (q) => cells.some((c) => c.data === l.id && c.query === q && netOf(c) === net.id);
+      const queries = Object.keys(result.queries).filter(here);
+      if (queries.length === 0) continue;
+      lines.push('');
+      lines.push(
+        `### ${l.id} (${l.writer ?? 'arrow-rs (crate/datagen)'}): ${l.table === 'hits' ? 'hits' : 'lineitem SF1'}, ${l.layout}`,
+      );
+      lines.push('');
+      const ratio = shown.includes('parquet-skim') && peers.length > 0;
+      const head = [
+        'query',
+        ...shown.map((s) => LABELS[s]),
+        ...(withFloor ? ['I/O floor'] : []),
+        ...(ratio ? ['fastest peer / skim'] : []),
+        ...(withFloor ? ['skim / floor'] : []),
+      ];
+      lines.push(`| ${head.join(' | ')} |`);
+      lines.push(
+        `|---|${head
+          .slice(1)
+          .map(() => '---:')
+          .join('|')}|`,
+      );
+      for (const q of queries) {
+        const row = shown.map((s) => cellText(find(l.id, q, s, net.id)));
+        const skim = find(l.id, q, 'parquet-skim', net.id);
+        const floor = find(l.id, q, 'floor', net.id);
+        if (withFloor) row.push(cellText(floor));
+        if (ratio) {
+          const best = Math.min(...peers.map((s) => find(l.id, q, s, net.id)?.medianMs ?? Number.POSITIVE_INFINITY));
+          row.push(ratioText(best, skim?.medianMs));
+        }
+        if (withFloor) row.push(ratioText(skim?.medianMs, floor?.medianMs));
+        lines.push(`| ${result.queries[q]} | ${row.join(' | ')} |`);
       }
-      lines.push(`| ${result.queries[q]} | ${row.join(' | ')} |${tail}`);
+    }
+  }
+  if (peers.length > 0 && systems.includes('parquet-skim')) {
+    lines.push('');
+    lines.push('### Requests and bytes: parquet-skim against the fewest any peer makes and fetches');
+    lines.push('');
+    lines.push('Unshaped network (requests and bytes do not depend on it).');
+    lines.push('');
+    lines.push('| data | query | skim requests | fewest peer requests | skim MB | fewest peer MB | skim MB / fewest |');
+    lines.push('|---|---|---:|---:|---:|---:|---:|');
+    for (const l of layouts) {
+      for (const q of Object.keys(result.queries)) {
+        const skim = find(l.id, q, 'parquet-skim');
+        if (skim?.requests === undefined) continue;
+        const done = peers.map((s) => find(l.id, q, s)).filter((c) => c?.requests !== undefined);
+        if (done.length === 0) continue;
+        const fewest = done.reduce((a, b) => (b.requests < a.requests ? b : a));
+        const least = done.reduce((a, b) => (b.bytes < a.bytes ? b : a));
+        lines.push(
+          `| ${l.id} | ${SHORT_QUERIES[q]} | ${skim.requests} | ${fewest.requests} (${LABELS[fewest.system]}) | ` +
+            `${fmtMb(skim.bytes)} | ${fmtMb(least.bytes)} (${LABELS[least.system]}) | ${ratioText(skim.bytes, least.bytes)} |`,
+        );
+      }
     }
   }
   if (native.length > 0) {
@@ -183,11 +245,12 @@ function panel({ groups, systems, value, title, unit, top, height, left, groupWi
 /** The SVG chart: time and MB fetched per data set × query × system (log scales). */
 export function svg(result) {
   const systems = result.systems.filter((s) => COLORS[s] !== undefined);
+  const first = networksOf(result)[0].id;
   const groups = [];
   for (const l of result.layouts) {
     for (const q of Object.keys(result.queries)) {
       const cells = Object.fromEntries(
-        result.cells.filter((c) => c.data === l.id && c.query === q).map((c) => [c.system, c]),
+        result.cells.filter((c) => c.data === l.id && c.query === q && netOf(c) === first).map((c) => [c.system, c]),
       );
       if (Object.keys(cells).length > 0) groups.push({ label: `${l.id} ${SHORT_QUERIES[q]}`, cells });
     }

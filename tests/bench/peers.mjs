@@ -2,7 +2,8 @@
  * parquet-skim against its peers — parquet-wasm, hyparquet (+ hyparquet-compressors) and
  * DuckDB-WASM 1.28 — in headless Debian Chromium, over HTTP from the real range server (which
  * serves the page, every peer's JS and WebAssembly, and the data), on TPC-H lineitem SF1 in three
- * layouts and the ClickBench-hits-like table:
+ * layouts of crate/datagen, as tpchgen-cli, pyarrow and DuckDB write it with their defaults
+ * (tests/bench/write-others.py, at bench time), and the ClickBench-hits-like table:
  *
  * - TPC-H Q6; a selective lookup (`l_orderkey = 3000323`, all columns); a string-contains filter
  *   whose column is also returned; the first 100 rows; a full scan of three columns;
@@ -15,6 +16,11 @@
  *   then `RUNS` runs; medians.
  * - requests and bytes per run come from the range server's log (GET/HEAD/OPTIONS to the data
  *   file, between the start and the end of the timed run), counting every system the same way;
+ * - the I/O floor beside them: the byte ranges parquet-skim's median run read, moved with bare
+ *   `fetch` in two rounds (system-floor.mjs), in the same browser and run;
+ * - on three networks, the range server shaping the traffic (latency per request, one shared
+ *   link's bandwidth): none, 20 ms / 200 Mbit/s and 80 ms / 50 Mbit/s; the shaped ones run the
+ *   bulk queries (Q6, `LIKE`, 3-column scan) only, with `BENCH_SHAPED_RUNS` runs (default 3);
  * - every run's answer (Q6 revenue rounded to cents; row count + order-independent hash of the
  *   canonical row values; sums for the scan) must equal the answer of every other system and of
  *   the native run before its time is reported.
@@ -34,7 +40,9 @@
  *   hyparquet, duckdb-wasm; and, not run by default, parquet-skim-warm), BENCH_DATA (a, b, c,
  *   hits), BENCH_QUERIES (q6, lookup, contains, first100, scan3); a subset run prints its tables
  *   but writes no result files;
- * - BENCH_NATIVE=0 skips the native runs; BENCH_RUN_TIMEOUT_MS (default 120000) per run.
+ * - BENCH_NATIVE=0 skips the native runs; BENCH_RUN_TIMEOUT_MS (default 120000) per run;
+ * - BENCH_NETWORKS: `latency/Mbit` pairs (default `0/0,20/200,80/50`; 0 Mbit/s: no cap);
+ * - BENCH_WRITE=1 writes the result files of a subset run too.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -64,6 +72,7 @@ const DATASETS = [
   {
     id: 'a',
     table: 'lineitem',
+    writer: 'arrow-rs (crate/datagen)',
     file: 'lineitem-sf1.parquet',
     layout: 'as generated (.ci/sample-data.sh): 1M-row groups, pages ≤ 20k rows, snappy',
     datagen: ['lineitem', '--sf', '1'],
@@ -72,6 +81,7 @@ const DATASETS = [
   {
     id: 'b',
     table: 'lineitem',
+    writer: 'arrow-rs (crate/datagen)',
     file: 'lineitem-sf1-p1m.parquet',
     layout: '1M-row groups, 1 MiB pages (no row cap), snappy',
     datagen: ['lineitem', '--sf', '1', '--page-rows', '100000000'],
@@ -80,6 +90,7 @@ const DATASETS = [
   {
     id: 'c',
     table: 'lineitem',
+    writer: 'arrow-rs (crate/datagen)',
     file: 'lineitem-sf1-rg128k-zstd.parquet',
     layout: '128k-row groups, 64 KiB pages, zstd',
     datagen: ['lineitem', '--sf', '1', '--row-group-rows', '131072', '--page-bytes', '65536', '--compression', 'zstd'],
@@ -88,14 +99,54 @@ const DATASETS = [
   {
     id: 'hits',
     table: 'hits',
+    writer: 'arrow-rs (crate/datagen)',
     file: 'hits-2m.parquet',
     layout: '256k-row groups, snappy',
     datagen: ['hits', '--rows', '2000000', '--row-group-rows', '262144'],
     queries: ['contains', 'first100'],
     inMemory: true,
   },
+  // Other writers, with their defaults (tests/bench/write-others.py writes them from layout a's
+  // rows). The CPU-bound `LIKE` stays on a and hits, as above.
+  {
+    id: 'tpchgen',
+    table: 'lineitem',
+    writer: 'tpchgen-cli',
+    file: 'lineitem-sf1-tpchgen.parquet',
+    layout: 'tpchgen-cli’s own output: ~114k-row groups, snappy, string views',
+    other: true,
+    queries: ['q6', 'lookup', 'first100', 'scan3'],
+  },
+  {
+    id: 'pyarrow',
+    table: 'lineitem',
+    writer: 'pyarrow',
+    file: 'lineitem-sf1-pyarrow.parquet',
+    layout: 'pyarrow `write_table` defaults: 1Mi-row groups, snappy, dictionaries',
+    other: true,
+    queries: ['q6', 'lookup', 'first100', 'scan3'],
+  },
+  {
+    id: 'duckdb',
+    table: 'lineitem',
+    writer: 'DuckDB',
+    file: 'lineitem-sf1-duckdb.parquet',
+    layout: 'DuckDB `COPY … (FORMAT parquet)` defaults: 122,880-row groups, snappy',
+    other: true,
+    queries: ['q6', 'lookup', 'first100', 'scan3'],
+  },
 ];
 const QUERIES = ['q6', 'lookup', 'contains', 'first100', 'scan3'];
+/** The bulk queries: the only ones run on the shaped networks. */
+const BULK = ['q6', 'contains', 'scan3'];
+/** Networks: `{ id, latencyMs, bandwidthMbps }`; the first unshaped one runs every query. */
+const NETWORKS = (process.env.BENCH_NETWORKS ?? '0/0,20/200,80/50').split(',').map((pair) => {
+  const [latencyMs, bandwidthMbps] = pair.split('/').map(Number);
+  if (!(latencyMs >= 0 && bandwidthMbps >= 0)) throw new Error(`BENCH_NETWORKS: expected latency/Mbit, got ${pair}`);
+  return { id: pair, latencyMs, bandwidthMbps };
+});
+const shaped = (net) => net.latencyMs > 0 || net.bandwidthMbps > 0;
+const SHAPED_RUNS = Number(process.env.BENCH_SHAPED_RUNS ?? 3);
 /**
  * Systems as the driver knows them → what the page loads. `parquet-skim-mem` (the file's bytes
  * in memory, a warm-up query first on the same reader) runs only on the data sets marked
@@ -106,6 +157,8 @@ const SYSTEMS = {
   'parquet-wasm': { page: 'parquet-wasm' },
   hyparquet: { page: 'hyparquet' },
   'duckdb-wasm': { page: 'duckdb-wasm' },
+  /** The I/O floor: parquet-skim's ranges by bare `fetch` (needs parquet-skim's cell first). */
+  floor: { page: 'floor', floor: true },
   'parquet-skim-mem': { page: 'parquet-skim', inMemory: true, warm: true },
   /** Opt-in (BENCH_SYSTEMS): over HTTP after a warm-up query on the same reader — the cold-start cost. */
   'parquet-skim-warm': { page: 'parquet-skim', warm: true, optional: true },
@@ -115,23 +168,39 @@ const subset = (name) => process.env[name]?.split(',').filter((s) => s !== '');
 const onlySystems = subset('BENCH_SYSTEMS');
 const onlyData = subset('BENCH_DATA');
 const onlyQueries = subset('BENCH_QUERIES');
-const partial = onlySystems !== undefined || onlyData !== undefined || onlyQueries !== undefined;
+const partial =
+  (onlySystems !== undefined || onlyData !== undefined || onlyQueries !== undefined) && process.env.BENCH_WRITE !== '1';
 const systems = Object.keys(SYSTEMS).filter((s) =>
   onlySystems === undefined ? SYSTEMS[s].optional !== true : onlySystems.includes(s),
 );
 const datasets = DATASETS.filter((d) => onlyData === undefined || onlyData.includes(d.id));
 const queriesOf = (d) => (d.queries ?? QUERIES).filter((q) => onlyQueries === undefined || onlyQueries.includes(q));
 
-/** Generates the missing data files with crate/datagen (release build: SF1 in seconds). */
+/**
+ * Generates the missing data files: crate/datagen's (release build: SF1 in seconds), then the
+ * other writers' from layout a's rows (tests/.venv: pyarrow, DuckDB, tpchgen-cli).
+ */
 function generateData() {
-  for (const d of datasets) {
-    const out = path.join(DATA_DIR, d.file);
-    if (existsSync(out)) continue;
-    console.log(`generating ${d.file}`);
-    const args = ['run', '--quiet', '--release', '--locked', '-p', 'parquet-skim-datagen', '--'];
-    const result = spawnSync('cargo', [...args, ...d.datagen, '--out', out], { cwd: repo, stdio: 'inherit' });
-    if (result.status !== 0) throw new Error(`datagen failed for ${d.file}`);
+  for (const d of datasets.filter((x) => x.datagen !== undefined)) generate(d);
+  if (datasets.some((d) => d.other && !existsSync(path.join(DATA_DIR, d.file)))) {
+    const source = path.join(DATA_DIR, DATASETS[0].file);
+    generate(DATASETS[0]);
+    const python = path.join(repo, 'tests/.venv/bin/python');
+    const script = path.join(repo, 'tests/bench/write-others.py');
+    if (spawnSync(python, [script, source, DATA_DIR], { stdio: 'inherit' }).status !== 0) {
+      throw new Error('writing the tpchgen-cli/pyarrow/DuckDB files failed (run tests/conformance/setup-venv.sh)');
+    }
   }
+}
+
+/** Writes data set `d` with crate/datagen unless it exists. */
+function generate(d) {
+  const out = path.join(DATA_DIR, d.file);
+  if (existsSync(out)) return;
+  console.log(`generating ${d.file}`);
+  const args = ['run', '--quiet', '--release', '--locked', '-p', 'parquet-skim-datagen', '--'];
+  const result = spawnSync('cargo', [...args, ...d.datagen, '--out', out], { cwd: repo, stdio: 'inherit' });
+  if (result.status !== 0) throw new Error(`datagen failed for ${d.file}`);
 }
 
 /** Row groups, codec, pages per column chunk and size of a data file (for the report). */
@@ -209,9 +278,10 @@ async function runOnce(browser, server, args) {
     const reads = server.log.filter((e) => e.path.startsWith('/sample/'));
     const requests = reads.length;
     const bytes = reads.reduce((n, e) => n + e.bytes, 0);
+    const ranges = reads.filter((e) => e.method === 'GET' && e.range !== null).map((e) => e.range);
     const answer = await page.evaluate(() => window.peers.answer());
     await page.evaluate(() => window.peers.dispose());
-    return { ms, requests, bytes, answer, info };
+    return { ms, requests, bytes, ranges, answer, info };
   } catch (error) {
     const detail = problems.length > 0 ? ` (page: ${problems.join('; ')})` : '';
     throw new Error(`${error.message.split('\n')[0]}${detail}`);
@@ -220,8 +290,11 @@ async function runOnce(browser, server, args) {
   }
 }
 
-/** Warm-up + `RUNS` runs of one system × query × data set. */
-async function measureCell(browser, server, dataset, query, system) {
+/**
+ * Warm-up + `runs` runs of one system × query × data set on one network. The floor moves the
+ * ranges of `skim` (parquet-skim's cell): those of its median run.
+ */
+async function measureCell(browser, server, net, dataset, query, system, skim) {
   const args = {
     system: SYSTEMS[system].page,
     inMemory: SYSTEMS[system].inMemory === true,
@@ -229,29 +302,35 @@ async function measureCell(browser, server, dataset, query, system) {
     url: `/sample/${dataset.file}`,
     table: dataset.table,
     query,
+    ranges: SYSTEMS[system].floor ? skim?.ranges : undefined,
   };
-  const cell = { data: dataset.id, query, system, runs: [] };
+  const cell = { net: net.id, data: dataset.id, query, system, runs: [] };
   const started = performance.now();
+  const runs = shaped(net) ? SHAPED_RUNS : RUNS;
   try {
-    for (let run = 0; run <= RUNS; run++) {
+    if (SYSTEMS[system].floor && skim?.ranges === undefined) throw new Error('no parquet-skim run to take ranges from');
+    for (let run = 0; run <= runs; run++) {
       const result = await runOnce(browser, server, args);
       if (result.info !== null) cell.info = result.info;
       if (cell.answer !== undefined && cell.answer !== result.answer) {
         throw new Error(`answers differ between runs: ${cell.answer} vs ${result.answer}`);
       }
       cell.answer = result.answer;
-      if (run > 0) cell.runs.push({ ms: result.ms, requests: result.requests, bytes: result.bytes });
+      if (run > 0)
+        cell.runs.push({ ms: result.ms, requests: result.requests, bytes: result.bytes, ranges: result.ranges });
     }
     const times = cell.runs.map((r) => r.ms);
     const middle = cell.runs.find((r) => r.ms === median(times));
     Object.assign(cell, { medianMs: middle.ms, requests: middle.requests, bytes: middle.bytes });
+    if (system === 'parquet-skim') cell.ranges = middle.ranges;
+    for (const r of cell.runs) delete r.ranges;
   } catch (error) {
     cell.error = error.message;
   }
   const wall = ((performance.now() - started) / 1000).toFixed(0);
   const shown =
     cell.error ?? `${cell.medianMs.toFixed(0)} ms, ${(cell.bytes / 2 ** 20).toFixed(1)} MiB, ${cell.requests} requests`;
-  console.log(`${dataset.id} ${query} ${system}: ${shown} [${wall} s]`);
+  console.log(`${net.id} ${dataset.id} ${query} ${system}: ${shown} [${wall} s]`);
   return cell;
 }
 
@@ -295,8 +374,9 @@ function checkAnswers(cells, native) {
   const expected = {};
   for (const d of datasets) {
     for (const q of queriesOf(d)) {
+      const answered = (c) => c.data === d.id && c.query === q && c.answer !== undefined && c.answer !== null;
       const answers = [
-        ...cells.filter((c) => c.data === d.id && c.query === q && c.answer !== undefined).map((c) => c.answer),
+        ...cells.filter(answered).map((c) => c.answer),
         ...native.filter((n) => n.data === d.id && n.query === q).map((n) => n.answer),
       ];
       const counts = new Map();
@@ -304,7 +384,7 @@ function checkAnswers(cells, native) {
       const [best] = [...counts.entries()].sort((x, y) => y[1] - x[1]);
       if (best === undefined) continue;
       expected[`${d.id}/${q}`] = best[0];
-      for (const c of cells.filter((x) => x.data === d.id && x.query === q && x.answer !== undefined)) {
+      for (const c of cells.filter(answered)) {
         if (c.answer !== best[0]) {
           c.error = `wrong answer: ${c.answer} (expected ${best[0]})`;
           delete c.medianMs;
@@ -323,25 +403,41 @@ generateData();
 const layouts = [];
 for (const d of datasets) layouts.push(await describeLayout(d));
 await buildPage();
-const server = await startRangeServer({
-  mounts: { '/': PAGE_DIR, '/sample/': DATA_DIR, '/duckdb/': path.join(repo, 'node_modules/duckdb-wasm-1-28/dist') },
-});
 const browser = await chromium.launch(CHROMIUM_LAUNCH_OPTIONS);
 const chromiumVersion = browser.version();
 const cells = [];
 try {
-  for (const d of datasets) {
-    for (const q of queriesOf(d)) {
-      for (const s of systems) {
-        if (SYSTEMS[s].inMemory && !d.inMemory) continue;
-        cells.push(await measureCell(browser, server, d, q, s));
+  for (const net of NETWORKS) {
+    const server = await startRangeServer({
+      mounts: {
+        '/': PAGE_DIR,
+        '/sample/': DATA_DIR,
+        '/duckdb/': path.join(repo, 'node_modules/duckdb-wasm-1-28/dist'),
+      },
+      latencyMs: net.latencyMs,
+      bandwidthMbps: net.bandwidthMbps,
+    });
+    try {
+      for (const d of datasets) {
+        for (const q of queriesOf(d).filter((x) => !shaped(net) || BULK.includes(x))) {
+          let skim;
+          for (const s of systems) {
+            // In memory, nothing crosses the network: those runs are made once, unshaped.
+            if (SYSTEMS[s].inMemory && (!d.inMemory || shaped(net))) continue;
+            const cell = await measureCell(browser, server, net, d, q, s, skim);
+            if (s === 'parquet-skim') skim = cell;
+            cells.push(cell);
+          }
+        }
       }
+    } finally {
+      await server.close();
     }
   }
 } finally {
   await browser.close();
-  await server.close();
 }
+for (const c of cells) delete c.ranges;
 const native = process.env.BENCH_NATIVE === '0' ? [] : runNative();
 const expected = checkAnswers(cells, native);
 
@@ -349,10 +445,12 @@ const date = today();
 const result = {
   date,
   runs: RUNS,
+  shapedRuns: SHAPED_RUNS,
   chromium: chromiumVersion,
   cores: (await import('node:os')).cpus().length,
   queries: QUERY_LABELS,
   layouts,
+  networks: NETWORKS,
   systems,
   cells,
   native,

@@ -11,6 +11,7 @@ const SYSTEMS = {
   'parquet-wasm': () => import('./system-parquet-wasm.mjs'),
   hyparquet: () => import('./system-hyparquet.mjs'),
   'duckdb-wasm': () => import('./system-duckdb.mjs'),
+  floor: () => import('./system-floor.mjs'),
 };
 
 let current;
@@ -30,7 +31,9 @@ window.peers = {
   stats() {
     return current.output?.stats ?? null;
   },
+  /** The canonical answer (null for the I/O floor, which decodes nothing). */
   answer() {
+    if (current.output?.floor === true) return null;
     return answerOf(current.args.query, current.args.table, current.output);
   },
   async dispose() {
