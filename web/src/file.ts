@@ -60,6 +60,8 @@ export interface FileContext {
   executor: Executor;
   /** Most planned bytes of tasks fetched ahead of the consumer. */
   readAheadBytes: number;
+  /** Most decoded bytes held ahead of the consumer (see `ScanContext.readAheadDecodedBytes`). */
+  readAheadDecodedBytes: number;
   /** A filtered task's output pages up to this many bytes are fetched with its filter pages. */
   prefetchOutputBytes: number;
   /** Predicate-cache bytes for all concurrently running tasks together. */
@@ -260,6 +262,7 @@ export class ParquetFile {
         io: this.context.io,
         executor: this.context.executor,
         readAheadBytes: this.context.readAheadBytes,
+        readAheadDecodedBytes: this.context.readAheadDecodedBytes,
         prefetchOutputBytes: this.context.prefetchOutputBytes,
         ...(signal !== undefined ? { signal } : {}),
         cost,

@@ -60,6 +60,12 @@ export interface ReaderOptions {
   /** Most planned bytes a scan fetches ahead of its consumer (default 256 MiB). */
   readAheadBytes?: number;
   /**
+   * Most decoded bytes (Arrow IPC) a scan holds ahead of its consumer: results not yet taken,
+   * and what the tasks in flight are expected to decode (default 256 MiB). A consumer slower
+   * than the scan then holds at most about this much, however wide the rows.
+   */
+  readAheadDecodedBytes?: number;
+  /**
    * With a filter, a task's output pages are fetched together with its filter pages when all of
    * them (what the plan allows for) take at most this many bytes (default 1 MiB): a lookup then
    * costs one round trip, not two. 0 always waits for the filter to say which pages are needed.
@@ -193,6 +199,9 @@ export const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
 /** Default bound on planned bytes a scan fetches ahead of its consumer. */
 export const DEFAULT_READ_AHEAD_BYTES = 256 * 1024 * 1024;
 
+/** Default bound on decoded bytes a scan holds ahead of its consumer. */
+export const DEFAULT_READ_AHEAD_DECODED_BYTES = 256 * 1024 * 1024;
+
 /**
  * Default bound on a filtered task's output pages fetched with its filter pages: a round trip
  * costs more than moving that much on most networks (20 ms at 400 Mbit/s is 1 MB), and for a
@@ -219,7 +228,12 @@ export class Reader {
     /** The executor tasks run on (a worker pool, or inline). */
     private readonly executor: Executor,
     private readonly io: IoQueue,
-    private readonly tuning: { readAheadBytes: number; cacheBytes: number; prefetchOutputBytes: number },
+    private readonly tuning: {
+      readAheadBytes: number;
+      readAheadDecodedBytes: number;
+      cacheBytes: number;
+      prefetchOutputBytes: number;
+    },
     private readonly startup: ReaderStats['startup'],
   ) {
     this.loading = wasm.then(
@@ -512,6 +526,10 @@ export async function createReader(options: ReaderOptions = {}): Promise<Reader>
   if (!Number.isSafeInteger(readAheadBytes) || readAheadBytes < 1) {
     throw invalidArgument('readAheadBytes', 'a whole number of bytes >= 1', readAheadBytes);
   }
+  const readAheadDecodedBytes = options.readAheadDecodedBytes ?? DEFAULT_READ_AHEAD_DECODED_BYTES;
+  if (!Number.isSafeInteger(readAheadDecodedBytes) || readAheadDecodedBytes < 1) {
+    throw invalidArgument('readAheadDecodedBytes', 'a whole number of bytes >= 1', readAheadDecodedBytes);
+  }
   const cacheBytes = options.cacheBytes ?? DEFAULT_CACHE_BYTES;
   if (!Number.isSafeInteger(cacheBytes) || cacheBytes < 0) {
     throw invalidArgument('cacheBytes', 'a whole number of bytes >= 0', cacheBytes);
@@ -582,7 +600,13 @@ export async function createReader(options: ReaderOptions = {}): Promise<Reader>
           inlineTaskBytes,
           inlineScanBytes,
         );
-  return new Reader(wasm, executor, io, { readAheadBytes, cacheBytes, prefetchOutputBytes }, startup);
+  return new Reader(
+    wasm,
+    executor,
+    io,
+    { readAheadBytes, readAheadDecodedBytes, cacheBytes, prefetchOutputBytes },
+    startup,
+  );
 }
 
 let defaultReader: Promise<Reader> | undefined;

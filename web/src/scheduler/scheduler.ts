@@ -3,8 +3,12 @@
  *
  * For each task it reads the planned ranges through the {@link IoQueue} (coalesced, bounded
  * concurrency) and hands task + bytes to the {@link Executor}. Up to `tasksAlive + 1` tasks are
- * in flight (bounded by read-ahead bytes too), so the next task's bytes arrive while the current
- * ones decode, and a worker whose task waits for phase-2 bytes has another to decode; results are yielded
+ * in flight, so the next task's bytes arrive while the current ones decode, and a worker whose
+ * task waits for phase-2 bytes has another to decode. Read-ahead is bounded twice: in fetched
+ * bytes (what the plan lists) and in decoded bytes — results finished ahead of the consumer,
+ * plus what the tasks in flight will decode, estimated from the decoded / planned ratio of the
+ * scan's finished tasks — so a slow consumer of a wide scan never has more than that held in
+ * the page. At least one task always runs. Results are yielded
  * strictly in plan order even when tasks finish out of order. The generator is lazy: a consumer
  * that stops pulling stops new fetches, and one that returns early aborts what is in flight.
  */
@@ -73,6 +77,11 @@ export interface ScanContext {
   /** Most planned bytes in flight ahead of the consumer (at least one task always runs). */
   readAheadBytes: number;
   /**
+   * Most decoded bytes (Arrow IPC) held ahead of the consumer: finished results not yet taken,
+   * and the estimated output of the tasks in flight (at least one task always runs).
+   */
+  readAheadDecodedBytes: number;
+  /**
    * With a filter, a task's output pages (the plan's upper bound) are fetched together with its
    * filter pages when they take at most this many bytes: one round trip instead of two.
    */
@@ -86,6 +95,13 @@ export interface ScanContext {
   /** Called when a task's result is handed out. */
   onTaskDone?(task: PlannedTask, result: TaskResult): void;
 }
+
+/**
+ * Decoded (Arrow IPC) bytes per planned (compressed, encoded) byte assumed before a task of the
+ * scan has finished: Parquet's usual 3-5× of compression and encoding. A wrong guess costs only
+ * the first window; from the first result on, the scan's own ratio is used.
+ */
+export const PRIOR_DECODED_PER_PLANNED = 4;
 
 /** Bytes the plan lists for `task` (filter and output pages; an upper bound with a filter). */
 const bytesOf = (task: PlannedTask): number =>
@@ -105,23 +121,29 @@ export async function* runPlan(plan: ReadPlan, context: ScanContext): AsyncGener
   let window = plan.limit === null ? fullWindow : 1;
   const running: Array<Promise<TaskResult> | undefined> = [];
   const scanPlannedBytes = plan.tasks.reduce((sum, task) => sum + bytesOf(task), 0);
+  const decoded = new DecodedAhead();
   let launched = 0;
   let bytesAhead = 0;
   try {
     for (let next = 0; next < plan.tasks.length; next++) {
       while (launched < plan.tasks.length && launched - next < window) {
         const task = plan.tasks[launched] as PlannedTask;
-        // Read-ahead is bounded by bytes too: a slow consumer never has more than this fetched.
+        // Read-ahead is bounded by bytes too: a slow consumer never has more than this fetched,
+        // nor more than this decoded.
         if (launched > next && bytesAhead + bytesOf(task) > context.readAheadBytes) break;
+        if (launched > next && decoded.ahead() + decoded.estimate(bytesOf(task)) > context.readAheadDecodedBytes) break;
         bytesAhead += bytesOf(task);
+        const index = launched;
+        decoded.launch(index, bytesOf(task));
         const promise = runTask(task, context, signal, scanPlannedBytes);
         // Failures surface when the consumer reaches this task; until then they are handled.
-        promise.catch(() => undefined);
+        promise.then((result) => decoded.finish(index, result.ipc.byteLength)).catch(() => undefined);
         running[launched] = promise;
         launched += 1;
       }
       const result = await (running[next] as Promise<TaskResult>);
       running[next] = undefined;
+      decoded.take(next);
       bytesAhead -= bytesOf(plan.tasks[next] as PlannedTask);
       context.onTaskDone?.(plan.tasks[next] as PlannedTask, result);
       yield result;
@@ -133,6 +155,51 @@ export async function* runPlan(plan: ReadPlan, context: ScanContext): AsyncGener
     if (launched > 0 && running.some((p) => p !== undefined)) {
       internal.abort(new DOMException('scan ended early', 'AbortError'));
     }
+  }
+}
+
+/**
+ * Decoded bytes ahead of the consumer: the results finished and not yet taken, plus the tasks in
+ * flight at the scan's decoded / planned ratio so far — {@link PRIOR_DECODED_PER_PLANNED} until a
+ * task has finished.
+ */
+export class DecodedAhead {
+  private readonly inFlight = new Map<number, number>();
+  private readonly held = new Map<number, number>();
+  private plannedDone = 0;
+  private decodedDone = 0;
+
+  launch(index: number, plannedBytes: number): void {
+    this.inFlight.set(index, plannedBytes);
+  }
+
+  finish(index: number, decodedBytes: number): void {
+    const planned = this.inFlight.get(index);
+    if (planned === undefined) return;
+    this.inFlight.delete(index);
+    this.held.set(index, decodedBytes);
+    this.plannedDone += planned;
+    this.decodedDone += decodedBytes;
+  }
+
+  /** The consumer took task `index`'s result. */
+  take(index: number): void {
+    this.inFlight.delete(index);
+    this.held.delete(index);
+  }
+
+  /** Decoded bytes a task planning `plannedBytes` is expected to produce. */
+  estimate(plannedBytes: number): number {
+    return this.plannedDone > 0
+      ? (plannedBytes * this.decodedDone) / this.plannedDone
+      : plannedBytes * PRIOR_DECODED_PER_PLANNED;
+  }
+
+  ahead(): number {
+    let bytes = 0;
+    for (const b of this.held.values()) bytes += b;
+    for (const planned of this.inFlight.values()) bytes += this.estimate(planned);
+    return bytes;
   }
 }
 

@@ -1,0 +1,228 @@
+import { describe, expect, it } from 'vitest';
+import { IoQueue, type RangeReader } from '../io/io-queue.js';
+import type { Executor, FileFooter, TaskJob, TaskResult } from './executor.js';
+import {
+  DecodedAhead,
+  type PhaseCosts,
+  type PlannedTask,
+  PRIOR_DECODED_PER_PLANNED,
+  type ReadPlan,
+  runPlan,
+  type ScanContext,
+} from './scheduler.js';
+
+const FOOTER: FileFooter = { fileId: 1, fileLen: 1 << 22, starts: [], buffers: [], viewTypes: true };
+
+/** A reader over a file whose byte i is i % 256, recording each request. */
+function recordingReader() {
+  const requests: Array<[number, number]> = [];
+  const reader: RangeReader = {
+    async read(start, end) {
+      requests.push([start, end]);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      return Uint8Array.from({ length: end - start }, (_, i) => (start + i) % 256);
+    },
+  };
+  return { reader, requests };
+}
+
+/**
+ * An executor that "decodes" task i into `decodedBytes(i)` bytes after `delayMs(i)`, recording
+ * when each task was handed to it (`started`) and what it received.
+ */
+function fakeExecutor(
+  options: { tasksAlive?: number; decodedBytes?: (i: number) => number; delayMs?: (i: number) => number } = {},
+) {
+  const started: number[] = [];
+  const jobs: TaskJob[] = [];
+  const executor: Executor = {
+    concurrency: 2,
+    tasksAlive: options.tasksAlive ?? 4,
+    async run(job: TaskJob): Promise<TaskResult> {
+      const i = (JSON.parse(job.spec) as { taskIdx: number }).taskIdx;
+      started.push(i);
+      jobs.push(job);
+      await new Promise((resolve) => setTimeout(resolve, options.delayMs?.(i) ?? 1));
+      return {
+        ipc: new Uint8Array(options.decodedBytes?.(i) ?? 8),
+        rows: i,
+        batches: 1,
+        decodeMs: 0,
+        queueMs: 0,
+        rowsFromCache: 0,
+        wasmMemoryBytes: 0,
+      };
+    },
+    holds: () => false,
+    cachedBytes: () => 0,
+    openFile() {},
+    closeFile() {},
+    dispose() {},
+  };
+  return { executor, started, jobs };
+}
+
+const task = (i: number, ranges: { filter?: Array<[number, number]>; output?: Array<[number, number]> }) =>
+  ({
+    spec: { taskIdx: i, rowGroupIdx: i, filter: ranges.filter === undefined ? null : { op: 'true' }, batchSize: 1024 },
+    filterRanges: (ranges.filter ?? []).map(([start, end]) => ({ start, end })),
+    outputRanges: (ranges.output ?? []).map(([start, end]) => ({ start, end })),
+    rowsScanned: 1,
+  }) as PlannedTask;
+
+const plan = (tasks: PlannedTask[], limit: number | null = null): ReadPlan => ({
+  tasks,
+  rows: null,
+  offset: 0,
+  limit,
+  stats: {
+    rowGroupsTotal: tasks.length,
+    rowGroupsPrunedByStats: 0,
+    rowGroupsPrunedByBloom: 0,
+    rowGroupsPrunedByPageIndex: 0,
+    pagesTotal: 0,
+    pagesPruned: 0,
+    rowsTotal: 0,
+    rowsScanned: 0,
+    prunedRowGroups: [],
+  },
+});
+
+const costs = (): PhaseCosts => ({
+  filter: { requests: 0, bytes: 0, ms: 0 },
+  output: { requests: 0, bytes: 0, ms: 0 },
+});
+
+function context(executor: Executor, reader: RangeReader, overrides: Partial<ScanContext> = {}): ScanContext {
+  return {
+    file: FOOTER,
+    reader,
+    io: new IoQueue({ gapBytes: 0 }),
+    executor,
+    readAheadBytes: 1 << 30,
+    readAheadDecodedBytes: 1 << 30,
+    prefetchOutputBytes: 1 << 20,
+    cost: costs(),
+    ...overrides,
+  };
+}
+
+describe('runPlan', () => {
+  it('yields results in plan order when tasks finish out of order', async () => {
+    const { reader } = recordingReader();
+    // Later tasks finish first.
+    const { executor } = fakeExecutor({ delayMs: (i) => 20 - i * 4 });
+    const tasks = [0, 1, 2, 3].map((i) => task(i, { output: [[i * 1000, i * 1000 + 100]] }));
+    const rows: number[] = [];
+    for await (const result of runPlan(plan(tasks), context(executor, reader))) rows.push(result.rows);
+    expect(rows).toEqual([0, 1, 2, 3]);
+  });
+
+  it('reads a filtered task’s prefetched output pages with its filter pages in one coalesced read', async () => {
+    const { reader, requests } = recordingReader();
+    const { executor, jobs } = fakeExecutor();
+    // The output column lies between two filter columns: one request, not three.
+    const t = task(0, {
+      filter: [
+        [0, 100],
+        [300, 400],
+      ],
+      output: [[100, 300]],
+    });
+    const ctx = context(executor, reader);
+    for await (const _ of runPlan(plan([t]), ctx)) {
+      // drain
+    }
+    expect(requests).toEqual([[0, 400]]);
+    expect(jobs[0]?.chunks.map((c) => [c.start, c.data.length])).toEqual([[0, 400]]);
+    // The request counts as phase 1; the output ranges' bytes as phase 2.
+    expect(ctx.cost.filter).toMatchObject({ requests: 1, bytes: 200 });
+    expect(ctx.cost.output).toMatchObject({ requests: 0, bytes: 200 });
+  });
+
+  it('without prefetch, reads only the filter pages up front', async () => {
+    const { reader, requests } = recordingReader();
+    const { executor } = fakeExecutor();
+    const t = task(0, {
+      filter: [
+        [0, 100],
+        [300, 400],
+      ],
+      output: [[100, 300]],
+    });
+    const ctx = context(executor, reader, { prefetchOutputBytes: 0 });
+    for await (const _ of runPlan(plan([t]), ctx)) {
+      // drain
+    }
+    expect(requests).toEqual([
+      [0, 100],
+      [300, 400],
+    ]);
+    expect(ctx.cost.output.bytes).toBe(0);
+  });
+
+  it('bounds read-ahead in fetched bytes: a slow consumer has at most that many planned bytes in flight', async () => {
+    const { reader } = recordingReader();
+    const { executor, started } = fakeExecutor({ tasksAlive: 16 });
+    const tasks = Array.from({ length: 10 }, (_, i) => task(i, { output: [[i * 10_000, i * 10_000 + 1000]] }));
+    const scan = runPlan(plan(tasks), context(executor, reader, { readAheadBytes: 3000 }));
+    await scan.next();
+    // The consumer holds task 0's result and waits: tasks 0..3 are the most that fit.
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(started.length).toBeLessThanOrEqual(4);
+    await scan.return(undefined);
+  });
+
+  it('bounds read-ahead in decoded bytes, at the ratio the finished tasks showed', async () => {
+    const { reader } = recordingReader();
+    // Each task plans 100,000 bytes and decodes to 1 MB (10×). With a 2.5 MB bound, the first
+    // window (before any task finished) assumes 4× and launches 6 tasks; once the ratio is
+    // known, no task starts until fewer than ~3 results are held or expected ahead.
+    const { executor, started } = fakeExecutor({ tasksAlive: 16, decodedBytes: () => 1_000_000 });
+    const tasks = Array.from({ length: 12 }, (_, i) => task(i, { output: [[i * 200_000, i * 200_000 + 100_000]] }));
+    const scan = runPlan(plan(tasks), context(executor, reader, { readAheadDecodedBytes: 2_500_000 }));
+    expect(started.length).toBeLessThanOrEqual(6);
+    const rows: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const next = await scan.next();
+      if (!next.done) rows.push(next.value.rows);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      // Handed to the executor and not yet taken by the consumer.
+      expect(started.length - rows.length).toBeLessThanOrEqual(i < 4 ? 6 : 3);
+    }
+    const rest: number[] = [];
+    for await (const result of { [Symbol.asyncIterator]: () => scan }) rest.push(result.rows);
+    expect([...rows, ...rest]).toEqual(Array.from({ length: 12 }, (_, i) => i));
+  });
+
+  it('stops fetching and decoding when the consumer returns early', async () => {
+    const { reader } = recordingReader();
+    const { executor, started } = fakeExecutor({ tasksAlive: 2, delayMs: () => 5 });
+    const tasks = Array.from({ length: 20 }, (_, i) => task(i, { output: [[i * 1000, i * 1000 + 10]] }));
+    for await (const result of runPlan(plan(tasks), context(executor, reader))) {
+      if (result.rows === 1) break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(started.length).toBeLessThan(20);
+  });
+});
+
+describe('DecodedAhead', () => {
+  it('estimates at the prior ratio until a task finished, then at the observed one; taking a result frees it', () => {
+    const d = new DecodedAhead();
+    d.launch(0, 100);
+    d.launch(1, 100);
+    expect(d.estimate(100)).toBe(100 * PRIOR_DECODED_PER_PLANNED);
+    expect(d.ahead()).toBe(200 * PRIOR_DECODED_PER_PLANNED);
+    d.finish(0, 1000);
+    expect(d.estimate(50)).toBe(500);
+    // Task 0 held (1000) + task 1 expected (1000).
+    expect(d.ahead()).toBe(2000);
+    d.take(0);
+    expect(d.ahead()).toBe(1000);
+    d.finish(1, 3000);
+    expect(d.estimate(100)).toBe(2000);
+    d.take(1);
+    expect(d.ahead()).toBe(0);
+  });
+});
