@@ -315,7 +315,7 @@ export class ParquetFile {
       columns: options.columns,
       offset: checkCount('offset', options.offset),
       limit: checkCount('limit', options.limit),
-      batchSize: checkCount('batchSize', options.batchSize),
+      batchSize: checkBatchSize(options.batchSize),
       filter: this.filterAst(options.filter),
     };
     const planned = this.plan(fields, startedAt);
@@ -380,7 +380,7 @@ export class ParquetFile {
     const planned = this.plan(
       {
         filter: this.filterAst(options.filter),
-        batchSize: checkCount('batchSize', options.batchSize),
+        batchSize: checkBatchSize(options.batchSize),
         aggregates: specs,
       },
       startedAt,
@@ -493,6 +493,18 @@ function progressOf(stats: ScanStats): ScanProgress {
     rowsOut: stats.rowsOut,
     bytesFetched: stats.bytesFetched,
   };
+}
+
+/** Rows per batch: 1 to 2^24, as the core accepts. */
+function checkBatchSize(value: number | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!Number.isSafeInteger(value) || value < 1 || value > 2 ** 24) {
+    throw new ParquetSkimError(
+      'INVALID_ARGUMENT',
+      `invalid option 'batchSize': expected a whole number of rows from 1 to 16777216, got ${value}`,
+    );
+  }
+  return value;
 }
 
 function checkCount(name: string, value: number | undefined): number | undefined {

@@ -74,6 +74,10 @@ describe('reading in Node (inline execution)', () => {
     expect(Array.from(window.getChild('id')?.toArray() ?? [])).toEqual(ids.slice(1000, 3500));
     expect(scan.stats.rowsOut).toBe(2500);
     expect(scan.stats.tasksDone).toBe(scan.stats.tasksTotal);
+    // The same bounds as the core's (1 to 2^24 rows), checked before anything is planned.
+    for (const batchSize of [0, 2 ** 24 + 1, 1.5]) {
+      expect(() => file.scan({ batchSize })).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    }
   });
 
   it('answers reads inside the tail read from memory', async () => {

@@ -72,9 +72,12 @@ export interface ReaderOptions {
    */
   prefetchOutputBytes?: number;
   /**
-   * Bytes of decoded filter columns kept to serve the same columns' output instead of decoding
-   * them twice (the predicate cache), shared by the tasks running at once (default 64 MiB; 0
-   * turns it off). Over budget, a task simply decodes again.
+   * Bytes of decoded filter columns kept (default 64 MiB; 0 turns both caches off), for two
+   * uses: within a scan, to serve the same columns' output instead of decoding them twice (the
+   * predicate cache, shared by the tasks running at once); across scans, in the workers, so a
+   * later filter over the same file and columns neither fetches nor decodes them again (the
+   * cross-scan cache, split among the workers; see `ScanStats.columnCache`). Over budget, a task
+   * simply decodes again.
    */
   cacheBytes?: number;
   /**

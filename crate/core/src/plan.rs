@@ -219,15 +219,25 @@ pub struct PlanStats {
 
 impl PlanStats {
     /// Counts row group `row_group` as skipped `by` statistics, bloom filters or the page index.
-    fn pruned(&mut self, row_group: usize, by: &'static str) {
+    fn pruned(&mut self, row_group: usize, by: PrunedBy) {
         match by {
-            "stats" => self.row_groups_pruned_by_stats += 1,
-            "bloom" => self.row_groups_pruned_by_bloom += 1,
-            _ => self.row_groups_pruned_by_page_index += 1,
+            PrunedBy::Stats => self.row_groups_pruned_by_stats += 1,
+            PrunedBy::Bloom => self.row_groups_pruned_by_bloom += 1,
+            PrunedBy::PageIndex => self.row_groups_pruned_by_page_index += 1,
         }
         self.pruned_row_groups
             .push(PrunedRowGroup { row_group, by });
     }
+}
+
+/// What skipped a row group: its footer statistics, its bloom filters, or the page index (every
+/// page of a filter column excluded). Serialized as `stats`, `bloom`, `pageIndex`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PrunedBy {
+    Stats,
+    Bloom,
+    PageIndex,
 }
 
 /// A row group a filter skipped.
@@ -235,7 +245,7 @@ impl PlanStats {
 #[serde(rename_all = "camelCase")]
 pub struct PrunedRowGroup {
     pub row_group: usize,
-    pub by: &'static str,
+    pub by: PrunedBy,
 }
 
 /// All tasks of a scan, in output order.
@@ -476,7 +486,7 @@ fn filtered_specs(
     let mut specs = Vec::new();
     for (row_group_idx, rg) in metadata.row_groups().iter().enumerate() {
         if !keep[row_group_idx] {
-            stats.pruned(row_group_idx, "stats");
+            stats.pruned(row_group_idx, PrunedBy::Stats);
             continue;
         }
         if excluded_by_bloom(
@@ -486,7 +496,7 @@ fn filtered_specs(
             blooms,
             footer_start(file),
         ) {
-            stats.pruned(row_group_idx, "bloom");
+            stats.pruned(row_group_idx, PrunedBy::Bloom);
             continue;
         }
         let pages = prune_pages(filter.predicate(), metadata, row_group_idx);
@@ -497,7 +507,7 @@ fn filtered_specs(
             .as_ref()
             .map_or(rows_of(rg.num_rows()), |s| s.row_count() as u64);
         if rows_scanned == 0 {
-            stats.pruned(row_group_idx, "pageIndex");
+            stats.pruned(row_group_idx, PrunedBy::PageIndex);
             continue;
         }
         // A page selection that keeps every row is no selection (and keeps the predicate cache).

@@ -9,8 +9,11 @@
 //!                                 Done { ipc, rows }
 //! ```
 //!
-//! The caller normally pushes every planned range before the first `run`, so a task completes in
-//! one call; `NeedsRanges` is the safety net for bytes the plan did not foresee. Each batch is
+//! Without a filter the caller pushes every planned range before the first `run`, and a task
+//! completes in one call. With a filter, `NeedsRanges` is the normal second phase of the
+//! two-phase I/O: the caller pushes the filter columns' pages, and the decoder, once the filter
+//! has said which rows survive, asks for the output pages that hold them (unless the caller
+//! prefetched the plan's upper bound because it was small). Each batch is
 //! decoded, projected and written to the IPC stream before the next is decoded, so decoded data
 //! stays in cache between those steps.
 //!

@@ -193,8 +193,9 @@ impl JsFile {
             .collect()
     }
 
-    /// Plans a scan. `request` is JSON `{columns?, offset?, limit?, batchSize?}`; returns the
-    /// plan as JSON `{tasks: [{spec, ranges, bytes}], rows}`.
+    /// Plans a scan. `request` is a `ScanRequest` as JSON (columns, offset, limit, batch size,
+    /// filter, limits, cache settings); returns the `ReadPlan` as JSON: `{tasks: [{spec,
+    /// filterRanges, outputRanges, rowsScanned}], rows, offset, limit, stats}`.
     #[wasm_bindgen(js_name = planScan)]
     pub fn plan_scan(&self, request: &str) -> Result<String, JsValue> {
         let request: ScanRequest = js_result(parse_json("scan options", request))?;

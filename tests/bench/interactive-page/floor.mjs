@@ -45,4 +45,12 @@ for (let i = 0; i < warmRuns; i++) {
 }
 // The first move of a fresh page is the floor's "first query": the same bytes, no decoding, so its
 // ratio to a warm move bounds what any reader's first query over its repeats can be.
-finish({ coldMs, coldQueryMs: ioMs, compileMs: compile.ms, coldIoMs: ioMs, warm, warmRoundMs, breakdown: loadTimeline() });
+finish({
+  coldMs,
+  coldQueryMs: ioMs,
+  compileMs: compile.ms,
+  coldIoMs: ioMs,
+  warm,
+  warmRoundMs,
+  breakdown: loadTimeline(),
+});

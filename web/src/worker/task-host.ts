@@ -4,7 +4,8 @@
  *
  * It keeps the files a scan has shown it (rebuilt from footer bytes with the same metadata
  * decoder as the main thread) and the running tasks. `runTask` pushes the prefetched chunks and
- * decodes; if arrow-rs asks for bytes the plan did not foresee the host answers `needs`, and the
+ * decodes. With a filter, arrow-rs then asks for the output pages holding the rows that passed
+ * (phase 2 of the two-phase I/O, unless they were prefetched): the host answers `needs`, and the
  * scheduler follows up with `pushChunks`. Decoding, projection and IPC encoding of a batch all
  * happen here, in one pass, on one thread.
  */
