@@ -42,7 +42,8 @@
  *   but writes no result files;
  * - BENCH_NATIVE=0 skips the native runs; BENCH_RUN_TIMEOUT_MS (default 120000) per run;
  * - BENCH_NETWORKS: `latency/Mbit` pairs (default `0/0,20/200,80/50`; 0 Mbit/s: no cap);
- * - BENCH_WRITE=1 writes the result files of a subset run too.
+ * - BENCH_WRITE=1 writes the result files of a subset run too (BENCH_SUFFIX: appended to their
+ *   name, e.g. `-shaped`).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -457,7 +458,7 @@ const result = {
   expected,
   totalSeconds: (performance.now() - started) / 1000,
 };
-const base = path.join(repo, `bench/results/${date}-peers`);
+const base = path.join(repo, `bench/results/${date}-peers${process.env.BENCH_SUFFIX ?? ''}`);
 const markdown = await writeReport(result, partial ? null : base);
 console.log(`\n${markdown}`);
 if (!partial) {
