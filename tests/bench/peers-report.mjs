@@ -135,7 +135,7 @@ export function markdown(result) {
     lines.push('');
     lines.push('### Requests and bytes: parquet-skim against the fewest any peer makes and fetches');
     lines.push('');
-    lines.push('Unshaped network (requests and bytes do not depend on it).');
+    lines.push(`On the run's first network, ${netLabel(networks[0])} (requests and bytes hardly depend on it).`);
     lines.push('');
     lines.push('| data | query | skim requests | fewest peer requests | skim MB | fewest peer MB | skim MB / fewest |');
     lines.push('|---|---|---:|---:|---:|---:|---:|');
