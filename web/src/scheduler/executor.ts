@@ -64,6 +64,12 @@ export interface Executor {
   readonly tasksAlive: number;
   run(job: TaskJob): Promise<TaskResult>;
   /**
+   * A scan planning `scanPlannedBytes` is about to fetch its first bytes: an executor that starts
+   * its task hosts lazily may start them now, so they start while those bytes are on their way
+   * instead of after they arrived.
+   */
+  prepare?(scanPlannedBytes: number): void;
+  /**
    * Whether some worker's cross-scan cache holds `cacheKey` (then the task's filter columns
    * need not be fetched: it is routed to that worker).
    */

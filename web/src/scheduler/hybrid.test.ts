@@ -88,6 +88,14 @@ describe('HybridExecutor', () => {
     expect(ran.at(-1)).toBe('worker:too-big-task');
   });
 
+  it('starts the workers when a bulk scan is planned, not when its first bytes arrive; a small one leaves them', () => {
+    const { pool, hybrid } = executors();
+    hybrid.prepare(600);
+    expect(pool.started).toBe(0);
+    hybrid.prepare(601);
+    expect(pool.started).toBe(1);
+  });
+
   it('sends a big task to the workers at once', async () => {
     const { ran, hybrid } = executors();
     await hybrid.run(job('big', 5000));

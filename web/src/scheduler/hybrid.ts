@@ -23,6 +23,11 @@
  * page, a lookup 16.0 against 7 ms (natively 5.1 and 5.7 ms on two threads). Such a query decodes
  * in 2–5 ms warm, within one 8 ms slice of the page's thread. A scan of many small tasks is a bulk
  * read and goes to the workers whatever its tasks' sizes, so it never holds the page.
+ *
+ * A scan bigger than that starts the workers as soon as it is planned ({@link prepare}), not when
+ * its first task's bytes have arrived: worker start (script, instantiation) then overlaps the
+ * first fetch instead of following it. On a fresh page, the first bulk scan used to fetch its
+ * first task, decode it on the page (no worker yet), and only then start the workers.
  */
 import type { ParquetFileHandle } from '../wasm/parquet_skim_wasm.js';
 import type { Executor, FileFooter, TaskJob, TaskResult } from './executor.js';
@@ -74,6 +79,10 @@ export class HybridExecutor implements Executor {
       return result;
     }
     return this.pool.run(job);
+  }
+
+  prepare(scanPlannedBytes: number): void {
+    if (scanPlannedBytes > this.inlineScanBytes) this.pool.start();
   }
 
   holds(cacheKey: string): boolean {

@@ -195,6 +195,19 @@ describe('runPlan', () => {
     expect([...rows, ...rest]).toEqual(Array.from({ length: 12 }, (_, i) => i));
   });
 
+  it('tells the executor what the scan plans before fetching', async () => {
+    const { reader, requests } = recordingReader();
+    const { executor } = fakeExecutor();
+    const prepared: Array<[number, number]> = [];
+    executor.prepare = (bytes) => prepared.push([bytes, requests.length]);
+    const tasks = [0, 1].map((i) => task(i, { output: [[i * 1000, i * 1000 + 100]] }));
+    for await (const _ of runPlan(plan(tasks), context(executor, reader))) {
+      // drain
+    }
+    // 200 planned bytes, announced when no request had been made yet.
+    expect(prepared).toEqual([[200, 0]]);
+  });
+
   it('stops fetching and decoding when the consumer returns early', async () => {
     const { reader } = recordingReader();
     const { executor, started } = fakeExecutor({ tasksAlive: 2, delayMs: () => 5 });

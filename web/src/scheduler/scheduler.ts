@@ -121,6 +121,7 @@ export async function* runPlan(plan: ReadPlan, context: ScanContext): AsyncGener
   let window = plan.limit === null ? fullWindow : 1;
   const running: Array<Promise<TaskResult> | undefined> = [];
   const scanPlannedBytes = plan.tasks.reduce((sum, task) => sum + bytesOf(task), 0);
+  if (plan.tasks.length > 0) context.executor.prepare?.(scanPlannedBytes);
   const decoded = new DecodedAhead();
   let launched = 0;
   let bytesAhead = 0;
