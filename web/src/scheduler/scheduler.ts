@@ -103,9 +103,11 @@ export interface ScanContext {
  */
 export const PRIOR_DECODED_PER_PLANNED = 4;
 
+/** Bytes `ranges` cover. */
+const rangeBytes = (ranges: readonly ByteRange[]): number => ranges.reduce((sum, r) => sum + r.end - r.start, 0);
+
 /** Bytes the plan lists for `task` (filter and output pages; an upper bound with a filter). */
-const bytesOf = (task: PlannedTask): number =>
-  [...task.filterRanges, ...task.outputRanges].reduce((sum, r) => sum + r.end - r.start, 0);
+const bytesOf = (task: PlannedTask): number => rangeBytes(task.filterRanges) + rangeBytes(task.outputRanges);
 
 /** Runs `plan`, yielding each task's result in plan order. */
 export async function* runPlan(plan: ReadPlan, context: ScanContext): AsyncGenerator<TaskResult> {
@@ -120,7 +122,9 @@ export async function* runPlan(plan: ReadPlan, context: ScanContext): AsyncGener
   // filter that matches early fetches one task's pages, not a window's).
   let window = plan.limit === null ? fullWindow : 1;
   const running: Array<Promise<TaskResult> | undefined> = [];
-  const scanPlannedBytes = plan.tasks.reduce((sum, task) => sum + bytesOf(task), 0);
+  // Each task's planned bytes, once: the bounds below consult them on every launch.
+  const planned = plan.tasks.map(bytesOf);
+  const scanPlannedBytes = planned.reduce((sum, bytes) => sum + bytes, 0);
   if (plan.tasks.length > 0) context.executor.prepare?.(scanPlannedBytes);
   const decoded = new DecodedAhead();
   let launched = 0;
@@ -129,14 +133,15 @@ export async function* runPlan(plan: ReadPlan, context: ScanContext): AsyncGener
     for (let next = 0; next < plan.tasks.length; next++) {
       while (launched < plan.tasks.length && launched - next < window) {
         const task = plan.tasks[launched] as PlannedTask;
+        const taskBytes = planned[launched] as number;
         // Read-ahead is bounded by bytes too: a slow consumer never has more than this fetched,
         // nor more than this decoded.
-        if (launched > next && bytesAhead + bytesOf(task) > context.readAheadBytes) break;
-        if (launched > next && decoded.ahead() + decoded.estimate(bytesOf(task)) > context.readAheadDecodedBytes) break;
-        bytesAhead += bytesOf(task);
+        if (launched > next && bytesAhead + taskBytes > context.readAheadBytes) break;
+        if (launched > next && decoded.ahead() + decoded.estimate(taskBytes) > context.readAheadDecodedBytes) break;
+        bytesAhead += taskBytes;
         const index = launched;
-        decoded.launch(index, bytesOf(task));
-        const promise = runTask(task, context, signal, scanPlannedBytes);
+        decoded.launch(index, taskBytes);
+        const promise = runTask(task, taskBytes, context, signal, scanPlannedBytes);
         // Failures surface when the consumer reaches this task; until then they are handled.
         promise.then((result) => decoded.finish(index, result.ipc.byteLength)).catch(() => undefined);
         running[launched] = promise;
@@ -145,7 +150,7 @@ export async function* runPlan(plan: ReadPlan, context: ScanContext): AsyncGener
       const result = await (running[next] as Promise<TaskResult>);
       running[next] = undefined;
       decoded.take(next);
-      bytesAhead -= bytesOf(plan.tasks[next] as PlannedTask);
+      bytesAhead -= planned[next] as number;
       context.onTaskDone?.(plan.tasks[next] as PlannedTask, result);
       yield result;
       window = Math.min(fullWindow, window * 2);
@@ -206,6 +211,7 @@ export class DecodedAhead {
 
 async function runTask(
   task: PlannedTask,
+  plannedBytes: number,
   context: ScanContext,
   signal: AbortSignal,
   scanPlannedBytes: number,
@@ -218,7 +224,7 @@ async function runTask(
   const filtered = task.spec.filter !== null;
   const cacheKey = task.spec.cacheKey ?? undefined;
   const cached = cacheKey !== undefined && context.executor.holds(cacheKey);
-  const outputBytes = task.outputRanges.reduce((sum, r) => sum + r.end - r.start, 0);
+  const outputBytes = rangeBytes(task.outputRanges);
   const speculate = filtered && !cached && outputBytes <= context.prefetchOutputBytes;
   let chunks: Chunk[];
   if (speculate) {
@@ -242,7 +248,7 @@ async function runTask(
     spec: JSON.stringify(task.spec),
     ...(cacheKey !== undefined ? { cacheKey } : {}),
     chunks,
-    plannedBytes: bytesOf(task),
+    plannedBytes,
     scanPlannedBytes,
     fetchMore: (flat: number[]): Promise<Chunk[]> => io.read(reader, pairs(flat), signal, cost.output),
     signal,
