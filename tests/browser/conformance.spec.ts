@@ -125,3 +125,72 @@ test('every parquet-testing file matches pyarrow or fails with a typed error', a
   const bad = outcomes.filter((o) => !['match', 'typed-error', 'read-without-reference'].includes(o.kind));
   expect(bad, JSON.stringify(bad, null, 2)).toEqual([]);
 });
+
+test('every parquet-testing file reads the same rows by offset and limit when it walks page headers (no offset index) as when it reads whole chunks', async ({
+  harness,
+}) => {
+  const manifest = JSON.parse(await readFile(path.join(cacheDir, 'conformance/manifest.json'), 'utf8')) as {
+    files: ManifestEntry[];
+  };
+  const outcomes = await harness.evaluate(
+    async ({ files }) => {
+      const { skim, compareTables, describeError } = window.harness;
+      // Every chunk without an offset index is walked, however small (the default threshold is
+      // 4 MiB); the other reader never walks.
+      const walker = await skim.createReader({ workers: 2, pageWalkMinBytes: 0 });
+      const whole = await skim.createReader({ workers: 2, pageWalkMinBytes: Number.MAX_SAFE_INTEGER });
+      const results: Array<{ file: string; ok: boolean; walked: number; detail: string }> = [];
+      for (const entry of files) {
+        const url = `/data/${entry.file.split('/').map(encodeURIComponent).join('/')}`;
+        const rows = await whole
+          .open(url)
+          .then((file) => file.metadata.numRows)
+          .catch(() => undefined);
+        // Files that do not open are the first test's business.
+        if (rows === undefined) continue;
+        let walked = 0;
+        let detail = '';
+        for (const [offset, limit] of [
+          [0, 1],
+          [0, 7],
+          [3, 5],
+          [Math.floor(rows / 8), 11],
+        ] as const) {
+          const read = async (reader: typeof walker) => {
+            let rounds = 0;
+            try {
+              const scan = (await reader.open(url)).scan({ offset, limit });
+              const table = await scan.toTable();
+              rounds = scan.stats.pageWalkRounds;
+              return { table, rounds };
+            } catch (error) {
+              const e = describeError(error);
+              return { error: `${e.code ?? e.name}: ${e.message}`, rounds };
+            }
+          };
+          const [a, b] = [await read(walker), await read(whole)];
+          walked += a.rounds > 0 ? 1 : 0;
+          if (b.rounds !== 0) detail += `offset ${offset}: the whole-chunk reader walked; `;
+          if (a.table !== undefined && b.table !== undefined) {
+            const verdict = compareTables(a.table, b.table);
+            if (!verdict.equal) detail += `offset ${offset} limit ${limit}: ${verdict.reason}; `;
+          } else if (a.error !== b.error) {
+            detail += `offset ${offset} limit ${limit}: walked ${a.error ?? 'ok'}, whole ${b.error ?? 'ok'}; `;
+          }
+        }
+        results.push({ file: entry.file, ok: detail === '', walked, detail });
+      }
+      walker.dispose();
+      whole.dispose();
+      return results;
+    },
+    { files: manifest.files },
+  );
+  const walked = outcomes.filter((o) => o.walked > 0).length;
+  console.log(
+    `\nslices: ${outcomes.filter((o) => o.ok).length} of ${outcomes.length} files the same; ${walked} walked`,
+  );
+  const bad = outcomes.filter((o) => !o.ok);
+  expect(bad, JSON.stringify(bad, null, 2)).toEqual([]);
+  expect(walked).toBeGreaterThan(20);
+});

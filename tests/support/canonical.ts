@@ -83,6 +83,8 @@ export function canonicalVector(vector: Vector): unknown[] {
   const out = new Array<unknown>(vector.length);
   let at = 0;
   for (const data of vector.data) {
+    // Empty data (an empty result's column) may lack the children a reader needs.
+    if (data.length === 0) continue;
     const read = readerFor(data);
     for (let i = 0; i < data.length; i++) out[at++] = read(i);
   }

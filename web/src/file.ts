@@ -10,6 +10,7 @@ import { type AggregateAst, type AggregateValue, finish, mergePartials, type Par
 import { ARROW_READS_VIEWS, batchesFromIpc, schemaFromIpc } from './arrow.js';
 import { invalidArgument, ParquetSkimError, throwIfAborted, toSkimError } from './errors.js';
 import { type FilterAst, FilterExpr } from './filter.js';
+import type { ByteRange } from './io/coalesce.js';
 import type { IoQueue } from './io/io-queue.js';
 import type { Source } from './io/source.js';
 import type { FileMetadata, RequestLogEntry } from './metadata.js';
@@ -17,6 +18,7 @@ import { type RowGroupFate, Scan, type ScanStats } from './scan.js';
 import type { Executor, FileFooter, TaskResult } from './scheduler/executor.js';
 import { type PhaseCosts, type ReadPlan, runPlan } from './scheduler/scheduler.js';
 import type { ParquetFileHandle } from './wasm/parquet_skim_wasm.js';
+import type { Chunk } from './worker/protocol.js';
 
 /** Options of {@link ParquetFile.scan}. */
 export interface ScanOptions {
@@ -54,6 +56,12 @@ let nextScanId = 1;
 /** Rows below which a row group is not split into several tasks. */
 const MIN_TASK_ROWS = 65_536;
 
+/**
+ * Most rounds of reads walking page headers before a scan of a file without an offset index
+ * (`crate/core/src/page_layout.rs`): what is still unwalked after them is read whole.
+ */
+const PAGE_WALK_ROUNDS = 3;
+
 /** What a file needs from the reader that opened it. */
 export interface FileContext {
   io: IoQueue;
@@ -64,6 +72,8 @@ export interface FileContext {
   readAheadDecodedBytes: number;
   /** A filtered task's output pages up to this many bytes are fetched with its filter pages. */
   prefetchOutputBytes: number;
+  /** Column chunks without an offset index worth walking (see `ReaderOptions.pageWalkMinBytes`). */
+  pageWalkMinBytes: number;
   /** Predicate-cache bytes for all concurrently running tasks together. */
   cacheBytes: number;
   assertOpen(): void;
@@ -184,6 +194,7 @@ export class ParquetFile {
       fields = {
         ...fields,
         ...this.limits,
+        pageWalkMinBytes: this.context.pageWalkMinBytes,
         predicateCacheBytes,
         ...(columnCacheBytes > 0 ? { fileKey: this.fileKey, columnCacheBytes, scanId: nextScanId++ } : {}),
       };
@@ -235,25 +246,43 @@ export class ParquetFile {
     const assertOpen = () => {
       if (this.closed) throw new ParquetSkimError('DISPOSED', 'the file was closed during the scan');
     };
+    // A new plan keeps the scan's counters and its timeline (the caller holds it).
+    const replan = () => {
+      plan = JSON.parse(this.handle.planScan(request)) as ReadPlan;
+      const { timeline, pageWalkRounds } = stats;
+      Object.assign(stats, statsOf(plan, this.context), { timeline, pageWalkRounds });
+    };
     try {
       throwIfAborted(signal);
       assertOpen();
+      // A file without an offset index: walk the page headers of the chunks the first rows need,
+      // keeping the bytes for the tasks, then plan their pages instead of whole chunks.
+      const held: Chunk[] = [];
+      for (let round = 0; round < PAGE_WALK_ROUNDS; round++) {
+        const flat = this.handle.pageRanges(request);
+        if (flat.length === 0) break;
+        const chunks = await this.context.io.read(this.source, pairs(flat), signal, cost.output);
+        assertOpen();
+        for (const chunk of chunks) {
+          this.handle.pushPageBytes(chunk.start, chunk.data);
+          held.push(chunk);
+        }
+        stats.pageWalkRounds += 1;
+      }
+      if (held.length > 0) replan();
       const bloomFlat = this.handle.bloomRanges(request);
       if (bloomFlat.length > 0) {
-        const ranges = [];
-        for (let i = 0; i + 1 < bloomFlat.length; i += 2) {
-          ranges.push({ start: bloomFlat[i] as number, end: bloomFlat[i + 1] as number });
-        }
         // Bloom filters only prune: if they cannot be read, scan without them.
-        const chunks = await this.context.io.read(this.source, ranges, signal, cost.filter).catch((error: unknown) => {
-          if (signal?.aborted) throw error;
-          return [];
-        });
+        const chunks = await this.context.io
+          .read(this.source, pairs(bloomFlat), signal, cost.filter)
+          .catch((error: unknown) => {
+            if (signal?.aborted) throw error;
+            return [];
+          });
         assertOpen();
         if (chunks.length > 0) {
           for (const chunk of chunks) this.handle.pushBloom(chunk.start, chunk.data);
-          plan = JSON.parse(this.handle.planScan(request)) as ReadPlan;
-          Object.assign(stats, statsOf(plan, this.context));
+          replan();
         }
       }
       const results = runPlan(plan, {
@@ -265,6 +294,7 @@ export class ParquetFile {
         readAheadDecodedBytes: this.context.readAheadDecodedBytes,
         prefetchOutputBytes: this.context.prefetchOutputBytes,
         ...(signal !== undefined ? { signal } : {}),
+        held,
         cost,
         onTaskStart: () => {
           stats.timeline.firstTask ??= performance.now() - planned.startedAt;
@@ -456,6 +486,7 @@ function statsOf(plan: ReadPlan, context: { cacheBytes: number; executor: Execut
     bytesFetchedFilter: 0,
     bytesFetchedOutput: 0,
     requests: 0,
+    pageWalkRounds: 0,
     fetchMs: 0,
     decodeMs: 0,
     ipcMs: 0,
@@ -484,6 +515,13 @@ function statsOf(plan: ReadPlan, context: { cacheBytes: number; executor: Execut
     },
     rowGroupFates,
   };
+}
+
+/** Flat `[start, end, …]` (as the core returns ranges) → ranges. */
+function pairs(flat: ArrayLike<number>): ByteRange[] {
+  const ranges: ByteRange[] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) ranges.push({ start: flat[i] as number, end: flat[i + 1] as number });
+  return ranges;
 }
 
 function progressOf(stats: ScanStats): ScanProgress {

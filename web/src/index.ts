@@ -37,6 +37,7 @@ export type {
 export {
   createReader,
   DEFAULT_FOOTER_READ_BYTES,
+  DEFAULT_PAGE_WALK_MIN_BYTES,
   DEFAULT_PREFETCH_OUTPUT_BYTES,
   type OpenOptions,
   openParquet,

@@ -43,6 +43,45 @@ describe('reading in Node (inline execution)', () => {
     expect(server.log.filter((e) => e.method === 'GET')).toHaveLength(1);
   });
 
+  it('reads the first rows of a file without an offset index from its pages, not whole chunks', async () => {
+    // One 40,000-row column chunk of many small pages, no page index: its page headers are walked.
+    const url = `${server.url}/data/overflow_i16_page_cnt.parquet`;
+    // A 720 KB file: worth walking only with the threshold off (the default is 4 MiB).
+    const walking = await createReader({ workers: 0, pageWalkMinBytes: 0 });
+    const file = await walking.open(url);
+    expect(file.metadata.hasPageIndex).toBe(false);
+    const chunkBytes = file.metadata.rowGroups[0]?.columns[0]?.compressedSize ?? 0;
+    const whole = await file.scan().toTable();
+    for (const [offset, limit] of [
+      [0, 10],
+      [5_000, 50],
+    ] as const) {
+      const scan = file.scan({ offset, limit });
+      const table = await scan.toTable();
+      expect(table.numRows).toBe(limit);
+      const column = whole.schema.fields[0]?.name ?? '';
+      expect(table.getChild(column)?.toArray()).toEqual(
+        whole
+          .getChild(column)
+          ?.toArray()
+          .slice(offset, offset + limit),
+      );
+      expect(scan.stats.pageWalkRounds).toBeGreaterThanOrEqual(1);
+      expect(scan.stats.bytesFetched).toBeLessThan(chunkBytes / 2);
+    }
+    // Past the first quarter of the row group: the chunk is read whole, as before.
+    const deep = file.scan({ offset: 30_000, limit: 5 });
+    expect((await deep.toTable()).numRows).toBe(5);
+    expect(deep.stats.pageWalkRounds).toBe(0);
+    expect(deep.stats.bytesFetched).toBe(chunkBytes);
+    // With the default threshold the small file is read whole.
+    const first = (await reader.open(url)).scan({ limit: 10 });
+    await first.toTable();
+    expect(first.stats.pageWalkRounds).toBe(0);
+    walking.dispose();
+    await expect(createReader({ pageWalkMinBytes: -1 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+  });
+
   it('returns the same rows from bytes, a Blob and a URL', async () => {
     const bytes = new Uint8Array(await readFile(tinyPages));
     const fromBytes = await (await reader.open(bytes)).scan({ columns: ['id', 'string_col'] }).toTable();

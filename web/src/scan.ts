@@ -41,6 +41,12 @@ export interface ScanStats {
   bytesFetchedOutput: number;
   /** Range requests made (after coalescing). */
   requests: number;
+  /**
+   * Rounds of reads spent walking page headers before planning, in a file without an offset
+   * index, so that first rows read their pages rather than whole column chunks (0 otherwise).
+   * Their requests and bytes count in `requests` and `bytesFetchedOutput`.
+   */
+  pageWalkRounds: number;
   /** Sum of request durations (overlapping requests each count). */
   fetchMs: number;
   /** Sum of decode + filter + IPC-encode time in the task hosts (across workers). */

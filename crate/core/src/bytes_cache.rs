@@ -69,6 +69,25 @@ impl ByteCache {
         Some(out.freeze())
     }
 
+    /// The bytes held from `start` on without a gap, at most `max` of them (empty when `start`
+    /// is not held).
+    pub fn run_from(&self, start: u64, max: u64) -> Bytes {
+        let mut end = start;
+        let limit = start.saturating_add(max);
+        while end < limit {
+            let Some((s, chunk)) = self
+                .chunks
+                .range(..=end)
+                .rev()
+                .find(|(s, c)| *s + c.len() as u64 > end)
+            else {
+                break;
+            };
+            end = (s + chunk.len() as u64).min(limit);
+        }
+        self.get(&(start..end)).unwrap_or_default()
+    }
+
     /// The parts of `ranges` not held, for asking the I/O layer.
     pub fn missing(&self, ranges: &[Range<u64>]) -> Vec<Range<u64>> {
         ranges
@@ -99,6 +118,15 @@ mod tests {
     #[test]
     fn stitches_across_adjacent_chunks() {
         assert_eq!(cache().get(&(18..23)).as_deref(), Some(&b"ijKLM"[..]));
+    }
+
+    #[test]
+    fn runs_from_a_start_until_a_gap_or_the_limit() {
+        let c = cache();
+        assert_eq!(c.run_from(18, 100).as_ref(), b"ijKLMNO");
+        assert_eq!(c.run_from(12, 4).as_ref(), b"cdef");
+        assert_eq!(c.run_from(25, 10).as_ref(), b"");
+        assert_eq!(c.run_from(41, 10).as_ref(), b"yz");
     }
 
     #[test]

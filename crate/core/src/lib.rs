@@ -6,9 +6,11 @@
 //! - [`summary`]: [`ParquetFile`] → [`FileSummary`], the metadata a page shows
 //! - [`filter`]: SQL/JSON filters → typed predicates, pruning, arrow-rs `RowFilter`
 //! - [`projection`]: column names → leaf mask and output column order
+//! - [`page_layout`]: page headers walked → page locations, for files without an offset index
 //! - [`plan`]: scan request → [`ReadPlan`] of read tasks with their byte ranges
 //! - [`task`]: task + bytes → Arrow IPC (arrow-rs `ParquetPushDecoder`)
 //! - `pages`: page headers checked before arrow-rs decodes them (sizes, CRC, consistency)
+//! - `row_group_index`: a file's page index with one row group's offset indexes replaced
 //! - `thrift`: a bounds-checked reader of the few thrift fields `pages` and `metadata` check
 //! - [`limits`]: memory limits on hostile files (metadata, page, chunk and batch bytes)
 //! - [`bytes_cache`]: pushed bytes → the exact ranges the decoder asks for
@@ -30,10 +32,12 @@ pub mod filter;
 pub mod ipc;
 pub mod limits;
 pub mod metadata;
+pub mod page_layout;
 mod pages;
 pub mod plan;
 pub mod projection;
 mod rebase;
+mod row_group_index;
 pub mod summary;
 pub mod task;
 mod thrift;
@@ -44,7 +48,7 @@ pub use filter::{parse_sql, Expr};
 pub use limits::OpenOptions;
 pub use metadata::{LoadStep, MetadataLoader, ParquetFile};
 pub use plan::{
-    bloom_ranges_for, plan_scan, plan_scan_with_blooms, ByteRange, PlanStats, ReadPlan, ReadTask,
+    bloom_ranges_for, plan_scan, plan_scan_with, ByteRange, PlanStats, ReadPlan, ReadTask,
     ScanRequest, TaskSpec,
 };
 pub use summary::FileSummary;

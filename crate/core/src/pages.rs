@@ -48,9 +48,9 @@ use crate::error::{Result, SkimError};
 use crate::thrift::{Thrift, BOOL_FALSE, BOOL_TRUE};
 
 /// Thrift page types.
-const DATA_PAGE: i32 = 0;
-const DICTIONARY_PAGE: i32 = 2;
-const DATA_PAGE_V2: i32 = 3;
+pub(crate) const DATA_PAGE: i32 = 0;
+pub(crate) const DICTIONARY_PAGE: i32 = 2;
+pub(crate) const DATA_PAGE_V2: i32 = 3;
 /// Thrift ids of the dictionary-index encodings of data pages.
 const PLAIN_DICTIONARY: i32 = 2;
 const RLE_DICTIONARY: i32 = 8;
@@ -269,21 +269,23 @@ fn invalid(detail: String) -> SkimError {
     SkimError::InvalidFile { detail }
 }
 
-/// The fields of a thrift `PageHeader` that the walk checks.
+/// The fields of a thrift `PageHeader` that the walk checks (and `page_layout` reads).
 #[derive(Debug, Default, PartialEq, Eq)]
-struct PageHeader {
+pub(crate) struct PageHeader {
     /// Bytes the header itself takes.
-    len: usize,
+    pub(crate) len: usize,
     /// Where the page starts in the file (set by the walk).
     at: u64,
-    page_type: i32,
+    pub(crate) page_type: i32,
     uncompressed: i32,
-    compressed: i32,
+    pub(crate) compressed: i32,
     crc: Option<i32>,
     /// The data page's value encoding (v1 or v2 header).
     encoding: Option<i32>,
     /// The data page's `num_values` (v1 or v2 header): values including nulls.
-    data_values: Option<i32>,
+    pub(crate) data_values: Option<i32>,
+    /// `DataPageHeaderV2.num_rows`.
+    pub(crate) v2_rows: Option<i32>,
     /// `DictionaryPageHeader.num_values`.
     dictionary_values: Option<i32>,
     /// A data page v2 whose `is_compressed` is false: its body is stored as is.
@@ -295,8 +297,8 @@ struct PageHeader {
 
 impl PageHeader {
     /// Reads a header from the front of `bytes`; `None` if it is not one this reader
-    /// understands (arrow-rs then reports what is wrong).
-    fn parse(bytes: &[u8]) -> Option<Self> {
+    /// understands (arrow-rs then reports what is wrong), or `bytes` end inside it.
+    pub(crate) fn parse(bytes: &[u8]) -> Option<Self> {
         let mut thrift = Thrift::new(bytes);
         let mut header = PageHeader::default();
         let mut required = [false; 3];
@@ -351,6 +353,10 @@ impl PageHeader {
                         Some(match (id, kind) {
                             (1, _) => {
                                 header.data_values = Some(t.i32()?);
+                                true
+                            }
+                            (3, _) => {
+                                header.v2_rows = Some(t.i32()?);
                                 true
                             }
                             (4, _) => {
@@ -425,6 +431,7 @@ mod tests {
                 crc: Some(7),
                 encoding: Some(1),
                 data_values: Some(3),
+                v2_rows: None,
                 dictionary_values: Some(5),
                 v2_uncompressed: false,
                 has_v1_header: true,

@@ -41,6 +41,7 @@ use crate::limits::{
     DEFAULT_MAX_PAGE_BYTES,
 };
 use crate::metadata::ParquetFile;
+use crate::page_layout::{with_learned_pages, LearnedPages, PageLayouts};
 use crate::projection::Projection;
 
 /// Rows per decoded batch when the caller does not say.
@@ -96,6 +97,10 @@ pub struct ScanRequest {
     /// Increases with every scan: the cross-scan cache lets a scan evict only entries of
     /// earlier scans (see `column_cache`).
     pub scan_id: Option<u64>,
+    /// Bytes of column chunks without an offset index (in one row group) worth walking their
+    /// page headers for (default
+    /// [`DEFAULT_PAGE_WALK_MIN_BYTES`](crate::page_layout::DEFAULT_PAGE_WALK_MIN_BYTES)).
+    pub page_walk_min_bytes: Option<u64>,
 }
 
 impl Default for ScanRequest {
@@ -116,6 +121,7 @@ impl Default for ScanRequest {
             file_key: None,
             column_cache_bytes: None,
             scan_id: None,
+            page_walk_min_bytes: None,
         }
     }
 }
@@ -167,6 +173,10 @@ pub struct TaskSpec {
     /// planner never sets it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub panic_for_test: Option<String>,
+    /// Page locations walked from the page headers of column chunks with no offset index
+    /// (`page_layout`): the task decodes with them as the chunks' offset index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub learned_pages: Option<Vec<LearnedPages>>,
 }
 
 /// A half-open byte range `[start, end)`, as it crosses into JS.
@@ -262,7 +272,7 @@ pub struct ReadPlan {
 }
 
 /// The bloom filter ranges planning `request` can use: fetch them and pass them to
-/// [`plan_scan_with_blooms`]. Empty without a filter or when no column has a bloom filter.
+/// [`plan_scan_with`]. Empty without a filter or when no column has a bloom filter.
 pub fn bloom_ranges_for(file: &ParquetFile, request: &ScanRequest) -> Result<Vec<ByteRange>> {
     let Some(expr) = &request.filter else {
         return Ok(Vec::new());
@@ -280,16 +290,23 @@ pub fn bloom_ranges_for(file: &ParquetFile, request: &ScanRequest) -> Result<Vec
     .collect())
 }
 
-/// Plans `request` over `file` without bloom filters.
+/// Plans `request` over `file` without bloom filters or learned pages.
 pub fn plan_scan(file: &ParquetFile, request: &ScanRequest) -> Result<ReadPlan> {
-    plan_scan_with_blooms(file, request, &ByteCache::default())
+    plan_scan_with(
+        file,
+        request,
+        &ByteCache::default(),
+        &PageLayouts::default(),
+    )
 }
 
-/// Plans `request` over `file`, pruning with whatever bloom filter bytes `blooms` holds.
-pub fn plan_scan_with_blooms(
+/// Plans `request` over `file`, pruning with whatever bloom filter bytes `blooms` holds, and
+/// reading pages where `layouts` learned them (files without an offset index).
+pub fn plan_scan_with(
     file: &ParquetFile,
     request: &ScanRequest,
     blooms: &ByteCache,
+    layouts: &PageLayouts,
 ) -> Result<ReadPlan> {
     let batch_size = checked_batch_size(request.batch_size)?;
     if request.columns.as_ref().is_some_and(Vec::is_empty) && request.aggregates.is_none() {
@@ -340,6 +357,7 @@ pub fn plan_scan_with_blooms(
         column_cache_bytes: request.column_cache_bytes.unwrap_or(0),
         scan_id: request.scan_id.unwrap_or(0),
         panic_for_test: None,
+        learned_pages: None,
     };
     let specs = match &filter {
         None => unfiltered_specs(file, request, &template),
@@ -364,8 +382,10 @@ pub fn plan_scan_with_blooms(
             ));
         }
         spec.batch_size = task_batch_size(file, &spec)?;
+        spec.learned_pages = layouts.learned(file, &spec)?;
+        let learned = with_learned_pages(file, &spec)?;
         let (mut filter_ranges, mut output_ranges) = (Vec::new(), Vec::new());
-        for planned in build_decoder(file, &spec)?.scan_plan() {
+        for planned in build_decoder(learned.as_ref().unwrap_or(file), &spec)?.scan_plan() {
             if filter_leaves.contains(&planned.column) {
                 filter_ranges.push(planned.range.into());
             } else {
@@ -428,15 +448,11 @@ fn aggregate_columns(request: &ScanRequest, aggregates: &[AggregateSpec]) -> Res
     })
 }
 
-/// Without a filter: `offset`/`limit` become each row group's skip/take.
-fn unfiltered_specs(
-    file: &ParquetFile,
-    request: &ScanRequest,
-    template: &TaskSpec,
-) -> Vec<(TaskSpec, u64)> {
+/// Without a filter: the row groups `offset`/`limit` reach, with the rows each skips and takes.
+pub(crate) fn row_spans(file: &ParquetFile, request: &ScanRequest) -> Vec<(usize, u64, u64)> {
     let mut offset = request.offset.unwrap_or(0);
     let mut remaining = request.limit.unwrap_or(u64::MAX);
-    let mut specs = Vec::new();
+    let mut spans = Vec::new();
     for (row_group_idx, rg) in file.metadata().row_groups().iter().enumerate() {
         if remaining == 0 {
             break;
@@ -450,23 +466,39 @@ fn unfiltered_specs(
         offset = 0;
         let take = (num_rows - skip).min(remaining);
         remaining -= take;
-        let selection = (skip > 0 || take < num_rows).then(|| {
-            let mut runs = Vec::with_capacity(2);
-            if skip > 0 {
-                runs.push(-(skip as i64));
-            }
-            runs.push(take as i64);
-            runs
-        });
-        let spec = TaskSpec {
-            row_group_idx,
-            selection,
-            expected_rows: Some(take),
-            ..template.clone()
-        };
-        specs.push((spec, take));
+        spans.push((row_group_idx, skip, take));
     }
-    specs
+    spans
+}
+
+/// Without a filter: `offset`/`limit` become each row group's skip/take.
+fn unfiltered_specs(
+    file: &ParquetFile,
+    request: &ScanRequest,
+    template: &TaskSpec,
+) -> Vec<(TaskSpec, u64)> {
+    let metadata = file.metadata();
+    row_spans(file, request)
+        .into_iter()
+        .map(|(row_group_idx, skip, take)| {
+            let num_rows = rows_of(metadata.row_group(row_group_idx).num_rows());
+            let selection = (skip > 0 || take < num_rows).then(|| {
+                let mut runs = Vec::with_capacity(2);
+                if skip > 0 {
+                    runs.push(-(skip as i64));
+                }
+                runs.push(take as i64);
+                runs
+            });
+            let spec = TaskSpec {
+                row_group_idx,
+                selection,
+                expected_rows: Some(take),
+                ..template.clone()
+            };
+            (spec, take)
+        })
+        .collect()
 }
 
 /// With a filter: prune row groups and pages; each task stops after `offset + limit` matches.

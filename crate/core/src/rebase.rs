@@ -19,17 +19,14 @@
 //!
 //! It applies on every target, so the host tests exercise it too.
 
-use std::any::Any;
 use std::ops::Range;
 use std::sync::Arc;
 
-use parquet::file::metadata::page_index::PageIndexProvider;
 use parquet::file::metadata::ParquetMetaDataBuilder;
-use parquet::file::page_index::column_index::ColumnIndexMetaData;
-use parquet::file::page_index::offset_index::OffsetIndexMetaData;
 
 use crate::error::{Result, SkimError};
 use crate::metadata::ParquetFile;
+use crate::row_group_index::ReplacedOffsets;
 
 /// The first offset a 32-bit `usize` cannot hold.
 const FOUR_GIB: u64 = 1 << 32;
@@ -92,8 +89,8 @@ pub(crate) fn for_row_group(
                 })
             })
             .collect();
-        builder = builder.set_page_index(Some(Arc::new(LoweredIndex {
-            inner: Arc::clone(index),
+        builder = builder.set_page_index(Some(Arc::new(ReplacedOffsets {
+            inner: Some(Arc::clone(index)),
             row_group_idx,
             offsets,
         })));
@@ -107,48 +104,6 @@ pub(crate) fn raised(ranges: &[Range<u64>], base: u64) -> Vec<Range<u64>> {
         .iter()
         .map(|r| r.start + base..r.end + base)
         .collect()
-}
-
-/// A file's page index with one row group's offset indexes replaced by lowered copies.
-#[derive(Debug)]
-struct LoweredIndex {
-    inner: Arc<dyn PageIndexProvider>,
-    row_group_idx: usize,
-    offsets: Vec<Option<OffsetIndexMetaData>>,
-}
-
-impl PageIndexProvider for LoweredIndex {
-    fn has_offset_indexes(&self) -> bool {
-        self.inner.has_offset_indexes()
-    }
-
-    fn has_column_indexes(&self) -> bool {
-        self.inner.has_column_indexes()
-    }
-
-    fn column_index(
-        &self,
-        row_group_idx: usize,
-        column_idx: usize,
-    ) -> Option<&ColumnIndexMetaData> {
-        self.inner.column_index(row_group_idx, column_idx)
-    }
-
-    fn offset_index(
-        &self,
-        row_group_idx: usize,
-        column_idx: usize,
-    ) -> Option<&OffsetIndexMetaData> {
-        if row_group_idx == self.row_group_idx {
-            self.offsets.get(column_idx)?.as_ref()
-        } else {
-            self.inner.offset_index(row_group_idx, column_idx)
-        }
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }
 
 #[cfg(test)]

@@ -58,6 +58,7 @@ use crate::filter::{eval, Filter};
 use crate::ipc::IpcStream;
 use crate::limits::check_batch;
 use crate::metadata::{check_pushed_range, ParquetFile};
+use crate::page_layout::with_learned_pages;
 use crate::pages::{PageGuard, PageRules};
 use crate::plan::{
     build_decoder_with_metrics, build_plain_decoder, task_batch_size, task_selection, TaskSpec,
@@ -182,6 +183,9 @@ impl TaskDecoder {
             batch_size: task_batch_size(file, spec)?,
             ..spec.clone()
         };
+        // Chunks without an offset index decode with the pages walked from their headers.
+        let learned = with_learned_pages(file, spec)?;
+        let file = learned.as_ref().unwrap_or(file);
         // A row group past 4 GiB decodes with lowered offsets (arrow-rs keys pages by `usize`).
         let rebased = rebase::for_row_group(file, spec.row_group_idx)?;
         let (file, base) = rebased

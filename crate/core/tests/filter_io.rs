@@ -159,7 +159,9 @@ fn bloom_file() -> bytes::Bytes {
 
 #[test]
 fn bloom_filters_prune_row_groups_for_equality_and_in() {
-    use parquet_skim_core::{bloom_ranges_for, bytes_cache::ByteCache, plan_scan_with_blooms};
+    use parquet_skim_core::{
+        bloom_ranges_for, bytes_cache::ByteCache, page_layout::PageLayouts, plan_scan_with,
+    };
 
     let file = bloom_file();
     let (parquet, _) = open(&file, 512 * 1024);
@@ -180,7 +182,8 @@ fn bloom_filters_prune_row_groups_for_equality_and_in() {
         for r in &ranges {
             blooms.insert(r.start, slice(&file, &(r.start..r.end)));
         }
-        let plan = plan_scan_with_blooms(&parquet, &request, &blooms).expect("plan");
+        let plan =
+            plan_scan_with(&parquet, &request, &blooms, &PageLayouts::default()).expect("plan");
         assert_eq!(plan.stats.row_groups_pruned_by_bloom, 3, "{sql}");
         let mut ids: Vec<i64> = Vec::new();
         for task in &plan.tasks {
@@ -200,7 +203,9 @@ fn bloom_filters_prune_row_groups_for_equality_and_in() {
 
 #[test]
 fn bloom_filters_without_a_recorded_length_are_read_to_their_header_s_end() {
-    use parquet_skim_core::{bloom_ranges_for, bytes_cache::ByteCache, plan_scan_with_blooms};
+    use parquet_skim_core::{
+        bloom_ranges_for, bytes_cache::ByteCache, page_layout::PageLayouts, plan_scan_with,
+    };
 
     // parquet-mr wrote this filter without `bloom_filter_length`.
     let file = common::parquet_testing("data_index_bloom_encoding_stats.parquet");
@@ -222,7 +227,8 @@ fn bloom_filters_without_a_recorded_length_are_read_to_their_header_s_end() {
         for r in bloom_ranges_for(&parquet, &request).expect("ranges") {
             blooms.insert(r.start, slice(&file, &(r.start..r.end)));
         }
-        let plan = plan_scan_with_blooms(&parquet, &request, &blooms).expect("plan");
+        let plan =
+            plan_scan_with(&parquet, &request, &blooms, &PageLayouts::default()).expect("plan");
         let pruned = plan.stats.row_groups_pruned_by_bloom;
         assert_eq!(pruned, usize::from(sql.contains("brown cat")), "{sql}");
     }

@@ -13,9 +13,9 @@ use bytes::Bytes;
 use js_sys::{Array, Object, Reflect, Uint8Array};
 use parquet_skim_core::column_cache::{CacheStats, ColumnCache};
 use parquet_skim_core::{
-    bloom_ranges_for, bytes_cache::ByteCache, ipc::schema_to_ipc, plan_scan_with_blooms,
-    projection::Projection, FileSummary, LoadStep, MetadataLoader, OpenOptions, ParquetFile,
-    ScanRequest, SkimError, TaskDecoder, TaskRun, TaskSpec,
+    bloom_ranges_for, bytes_cache::ByteCache, ipc::schema_to_ipc, page_layout::PageLayouts,
+    plan_scan_with, projection::Projection, FileSummary, LoadStep, MetadataLoader, OpenOptions,
+    ParquetFile, ScanRequest, SkimError, TaskDecoder, TaskRun, TaskSpec,
 };
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
@@ -90,6 +90,8 @@ pub struct JsFile {
     file: Rc<ParquetFile>,
     /// Bloom filter bytes fetched for planning, kept for later scans of the file.
     blooms: RefCell<ByteCache>,
+    /// Page locations learned from page headers (files without an offset index).
+    layouts: RefCell<PageLayouts>,
 }
 
 impl JsFile {
@@ -97,6 +99,7 @@ impl JsFile {
         Self {
             file: Rc::new(file),
             blooms: RefCell::new(ByteCache::default()),
+            layouts: RefCell::new(PageLayouts::default()),
         }
     }
 }
@@ -173,6 +176,29 @@ impl JsFile {
         Ok(())
     }
 
+    /// The bytes to read so that `request`'s column chunks without an offset index have their
+    /// pages walked as far as its rows, as flat `[start, end, …]`; empty when nothing (more) is
+    /// to learn. Fetch them, `pushPageBytes` each, and ask again (a few rounds), then `planScan`.
+    #[wasm_bindgen(js_name = pageRanges)]
+    pub fn page_ranges(&self, request: &str) -> Result<Vec<f64>, JsValue> {
+        let request: ScanRequest = js_result(parse_json("scan options", request))?;
+        let ranges = js_result(self.layouts.borrow_mut().wanted(&self.file, &request))?;
+        Ok(ranges
+            .into_iter()
+            .flat_map(|r| [r.start as f64, r.end as f64])
+            .collect())
+    }
+
+    /// Keeps bytes read for `pageRanges`, starting at `start`, until the next `planScan`.
+    #[wasm_bindgen(js_name = pushPageBytes)]
+    pub fn push_page_bytes(&self, start: f64, data: Uint8Array) -> Result<(), JsValue> {
+        let start = js_result(position("start", start))?;
+        self.layouts
+            .borrow_mut()
+            .insert(start, Bytes::from(data.to_vec()));
+        Ok(())
+    }
+
     /// Where each footer region starts.
     #[wasm_bindgen(js_name = footerStarts)]
     pub fn footer_starts(&self) -> Vec<f64> {
@@ -199,10 +225,15 @@ impl JsFile {
     #[wasm_bindgen(js_name = planScan)]
     pub fn plan_scan(&self, request: &str) -> Result<String, JsValue> {
         let request: ScanRequest = js_result(parse_json("scan options", request))?;
-        let plan = js_result(plan_scan_with_blooms(
+        let mut layouts = self.layouts.borrow_mut();
+        // What the bytes read for walking teach is learned by now; the scan's tasks get the
+        // bytes themselves from JS.
+        layouts.forget_bytes();
+        let plan = js_result(plan_scan_with(
             &self.file,
             &request,
             &self.blooms.borrow(),
+            &layouts,
         ))?;
         serde_json::to_string(&plan).map_err(|e| to_js(&SkimError::internal(e.to_string())))
     }

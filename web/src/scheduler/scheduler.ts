@@ -14,6 +14,7 @@
  */
 import { abortReason } from '../errors.js';
 import type { ByteRange } from '../io/coalesce.js';
+import { takeHeld } from '../io/held.js';
 import type { IoCost, IoQueue, RangeReader } from '../io/io-queue.js';
 import type { Chunk } from '../worker/protocol.js';
 import type { Executor, FileFooter, TaskResult } from './executor.js';
@@ -88,6 +89,8 @@ export interface ScanContext {
   prefetchOutputBytes: number;
   /** The caller's signal, if any. */
   signal?: AbortSignal;
+  /** Bytes read before planning (page headers walked): tasks take them instead of fetching. */
+  held?: readonly Chunk[];
   /** I/O counters, updated as requests complete. */
   cost: PhaseCosts;
   /** Called when a task, its first bytes fetched, is handed to the executor. */
@@ -235,12 +238,9 @@ async function runTask(
     cost.filter.bytes -= outputBytes;
     cost.output.bytes += outputBytes;
   } else {
-    chunks = await io.read(
-      reader,
-      cached ? [] : filtered ? task.filterRanges : task.outputRanges,
-      signal,
-      filtered ? cost.filter : cost.output,
-    );
+    const wanted = cached ? [] : filtered ? task.filterRanges : task.outputRanges;
+    const { chunks: held, missing } = takeHeld(wanted, context.held ?? []);
+    chunks = [...held, ...(await io.read(reader, missing, signal, filtered ? cost.filter : cost.output))];
   }
   context.onTaskStart?.(task);
   return context.executor.run({
