@@ -1,0 +1,234 @@
+/**
+ * The worker pool's lifecycle rules, against a fake `Worker` that records what it is posted and
+ * answers only when a test tells it to: settle once, crash and retry, abort while queued or while
+ * waiting for bytes, dispose with work pending.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { HostRequest, HostResponse } from '../worker/protocol.js';
+import type { FileFooter, TaskJob } from './executor.js';
+
+/** A stand-in for a Web Worker: messages posted to it are kept; a test answers for it. */
+class FakeWorker {
+  static all: FakeWorker[] = [];
+  onmessage: ((event: MessageEvent<HostResponse>) => void) | null = null;
+  onerror: ((event: ErrorEvent) => void) | null = null;
+  onmessageerror: (() => void) | null = null;
+  readonly posted: HostRequest[] = [];
+  terminated = false;
+
+  constructor() {
+    FakeWorker.all.push(this);
+  }
+
+  postMessage(message: HostRequest): void {
+    if (this.terminated) throw new Error('posted to a terminated worker');
+    this.posted.push(message);
+  }
+
+  terminate(): void {
+    this.terminated = true;
+  }
+
+  /** The worker answers `message`. */
+  answer(message: HostResponse): void {
+    this.onmessage?.({ data: message } as MessageEvent<HostResponse>);
+  }
+
+  /** The worker dies of an uncaught error. */
+  crash(message = 'boom'): void {
+    this.onerror?.({ message, preventDefault() {} } as unknown as ErrorEvent);
+  }
+
+  tasks(): Array<Extract<HostRequest, { kind: 'runTask' }>> {
+    return this.posted.filter((m): m is Extract<HostRequest, { kind: 'runTask' }> => m.kind === 'runTask');
+  }
+}
+
+vi.mock('../worker-script.js', () => ({
+  startWorker: () => ({ worker: new FakeWorker(), release() {} }),
+}));
+
+const { WorkerPool } = await import('./pool.js');
+
+const file: FileFooter = { fileId: 1, fileLen: 100, starts: [90], buffers: [new Uint8Array(10)], viewTypes: false };
+const module = Promise.resolve({} as WebAssembly.Module);
+
+function job(overrides: Partial<TaskJob> = {}): TaskJob {
+  return {
+    file,
+    spec: '{}',
+    chunks: [],
+    plannedBytes: 10,
+    scanPlannedBytes: 10,
+    fetchMore: () => Promise.resolve([]),
+    ...overrides,
+  };
+}
+
+function done(taskId: number): HostResponse {
+  return {
+    kind: 'done',
+    taskId,
+    ipc: new Uint8Array([taskId]),
+    rows: 1,
+    batches: 1,
+    decodeMs: 1,
+    startedAt: performance.timeOrigin + performance.now(),
+    rowsFromCache: 0,
+    wasmMemoryBytes: 0,
+  };
+}
+
+/** Lets the pool's promise callbacks (module ready, fetches) run. */
+const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+beforeEach(() => {
+  FakeWorker.all = [];
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('WorkerPool', () => {
+  it('settles each task once: a late or repeated answer is ignored', async () => {
+    const pool = new WorkerPool(1, module);
+    await tick();
+    const [worker] = FakeWorker.all as [FakeWorker];
+    expect(worker.posted[0]?.kind).toBe('init');
+    const result = pool.run(job());
+    const [task] = worker.tasks();
+    expect(task?.fileId).toBe(1);
+    // The footer went first: the worker had not seen the file.
+    expect(worker.posted.map((m) => m.kind)).toEqual(['init', 'openFile', 'runTask']);
+    worker.answer(done(task?.taskId ?? -1));
+    worker.answer(done(task?.taskId ?? -1));
+    worker.answer({ kind: 'failed', taskId: task?.taskId ?? -1, error: { name: 'Error', message: 'late' } });
+    await expect(result).resolves.toMatchObject({ rows: 1, ipc: new Uint8Array([task?.taskId ?? -1]) });
+    pool.dispose();
+  });
+
+  it('replaces a crashed worker and retries its task once, then fails it with WORKER_CRASHED', async () => {
+    const pool = new WorkerPool(1, module);
+    await tick();
+    const first = FakeWorker.all[0] as FakeWorker;
+    first.answer({ kind: 'ready' });
+    const result = pool.run(job());
+    first.crash('trap');
+    expect(first.terminated).toBe(true);
+    const second = FakeWorker.all[1] as FakeWorker;
+    expect(second.tasks()).toHaveLength(1);
+    second.answer({ kind: 'ready' });
+    second.crash('trap again');
+    await expect(result).rejects.toMatchObject({ code: 'WORKER_CRASHED' });
+    // The pool still has a worker, and it runs the next task.
+    const third = FakeWorker.all[2] as FakeWorker;
+    const next = pool.run(job());
+    const [task] = third.tasks();
+    third.answer(done(task?.taskId ?? -1));
+    await expect(next).resolves.toMatchObject({ rows: 1 });
+    expect(pool.stats().started).toBe(3);
+    pool.dispose();
+  });
+
+  it('gives up after workers that never start, rejecting every task', async () => {
+    const pool = new WorkerPool(1, module);
+    await tick();
+    const result = pool.run(job());
+    for (let i = 0; i < 3; i++) (FakeWorker.all[i] as FakeWorker).crash('cannot load');
+    await expect(result).rejects.toMatchObject({ code: 'WORKER_CRASHED' });
+    await expect(pool.run(job())).rejects.toMatchObject({ code: 'WORKER_CRASHED' });
+    expect(FakeWorker.all).toHaveLength(3);
+  });
+
+  it('an aborted queued task never reaches a worker; an aborted task waiting for bytes is dropped from it', async () => {
+    const pool = new WorkerPool(1, module);
+    await tick();
+    const worker = FakeWorker.all[0] as FakeWorker;
+    let release: (() => void) | undefined;
+    const waiting = new AbortController();
+    const first = pool.run(
+      job({
+        signal: waiting.signal,
+        fetchMore: () =>
+          new Promise((resolve) => {
+            release = () => resolve([]);
+          }),
+      }),
+    );
+    const queued = new AbortController();
+    // Two tasks per worker: the third waits in the queue.
+    const second = pool.run(job());
+    const third = pool.run(job({ signal: queued.signal }));
+    const [a] = worker.tasks();
+    expect(worker.tasks()).toHaveLength(1);
+    worker.answer({ kind: 'needs', taskId: a?.taskId ?? -1, ranges: [0, 10] });
+    // While the first waits for bytes, the worker decodes the second.
+    expect(worker.tasks()).toHaveLength(2);
+    queued.abort(new Error('not wanted'));
+    await expect(third).rejects.toThrow('not wanted');
+    waiting.abort(new Error('stop'));
+    await expect(first).rejects.toThrow('stop');
+    expect(worker.posted.at(-1)).toEqual({ kind: 'dropTask', taskId: a?.taskId });
+    // Bytes arriving after the abort are not posted.
+    const posts = worker.posted.length;
+    release?.();
+    await tick();
+    expect(worker.posted).toHaveLength(posts);
+    expect(worker.terminated).toBe(false);
+    const [, running] = worker.tasks();
+    worker.answer(done(running?.taskId ?? -1));
+    await expect(second).resolves.toMatchObject({ rows: 1 });
+    // The aborted queued task never reached the worker.
+    expect(worker.tasks()).toHaveLength(2);
+    pool.dispose();
+  });
+
+  it('aborting a task being decoded replaces its worker and reruns the other task elsewhere', async () => {
+    const pool = new WorkerPool(1, module);
+    await tick();
+    const worker = FakeWorker.all[0] as FakeWorker;
+    worker.answer({ kind: 'ready' });
+    const waiting = pool.run(job());
+    const [a] = worker.tasks();
+    worker.answer({ kind: 'needs', taskId: a?.taskId ?? -1, ranges: [0, 10] });
+    const decoding = new AbortController();
+    const aborted = pool.run(job({ signal: decoding.signal }));
+    expect(worker.tasks()).toHaveLength(2);
+    decoding.abort(new Error('cancelled'));
+    await expect(aborted).rejects.toThrow('cancelled');
+    expect(worker.terminated).toBe(true);
+    const fresh = FakeWorker.all[1] as FakeWorker;
+    const [rerun] = fresh.tasks();
+    expect(rerun).toBeDefined();
+    fresh.answer(done(rerun?.taskId ?? -1));
+    await expect(waiting).resolves.toMatchObject({ rows: 1 });
+    pool.dispose();
+  });
+
+  it('dispose rejects queued and running tasks with DISPOSED and terminates every worker', async () => {
+    const pool = new WorkerPool(2, module);
+    await tick();
+    const results = [pool.run(job()), pool.run(job()), pool.run(job()), pool.run(job()), pool.run(job())];
+    pool.dispose();
+    for (const result of results) await expect(result).rejects.toMatchObject({ code: 'DISPOSED' });
+    expect(FakeWorker.all.every((w) => w.terminated)).toBe(true);
+    await expect(pool.run(job())).rejects.toMatchObject({ code: 'DISPOSED' });
+  });
+
+  it('a worker that fails a task reports a typed error, and the worker keeps working', async () => {
+    const pool = new WorkerPool(1, module);
+    await tick();
+    const worker = FakeWorker.all[0] as FakeWorker;
+    const failing = pool.run(job());
+    const [task] = worker.tasks();
+    worker.answer({
+      kind: 'failed',
+      taskId: task?.taskId ?? -1,
+      error: { name: 'ParquetSkimError', code: 'INVALID_FILE', message: 'bad page' },
+    });
+    await expect(failing).rejects.toMatchObject({ code: 'INVALID_FILE' });
+    expect(worker.terminated).toBe(false);
+    pool.dispose();
+  });
+});
