@@ -28,7 +28,8 @@
  * BENCH_DATA (a, c, tpchgen, pyarrow, duckdb), BENCH_QUERIES (first100, lookup), BENCH_SYSTEMS
  * (parquet-skim, parquet-wasm, hyparquet, duckdb-wasm), BENCH_LATENCIES (0, 20). Firefox and
  * WebKit run layouts a and tpchgen only unless BENCH_DATA names others (to keep the run under an
- * hour). A subset writes no result files unless BENCH_WRITE=1. BENCH_REPORT=<a results .json>
+ * hour). A subset writes no result files unless BENCH_WRITE=1 (BENCH_SUFFIX: appended to their
+ * names). BENCH_REPORT=<a results .json>
  * prints (and rewrites next to it) the Markdown of an earlier run, without running anything.
  */
 import { spawnSync } from 'node:child_process';
@@ -389,7 +390,7 @@ const result = { date: today(), runs: RUNS, engines: versions, layouts, cells };
 const markdown = report(result);
 console.log(`\n${markdown}`);
 if (!partial) {
-  const base = path.join(repo, `bench/results/${result.date}-interactive`);
+  const base = path.join(repo, `bench/results/${result.date}-interactive${process.env.BENCH_SUFFIX ?? ''}`);
   await mkdir(path.dirname(base), { recursive: true });
   await writeFile(`${base}.json`, `${JSON.stringify(result, null, 2)}\n`);
   await writeFile(`${base}.md`, `${markdown}\n`);

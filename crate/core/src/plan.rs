@@ -309,16 +309,9 @@ pub fn plan_scan_with(
     layouts: &PageLayouts,
 ) -> Result<ReadPlan> {
     let batch_size = checked_batch_size(request.batch_size)?;
-    if request.columns.as_ref().is_some_and(Vec::is_empty) && request.aggregates.is_none() {
-        return Err(SkimError::invalid_argument(
-            "columns",
-            "expected at least one column name, got an empty list; omit `columns` to read every \
-             column",
-        ));
-    }
     let aggregate_request;
     let request = match &request.aggregates {
-        None => request,
+        None => checked_columns(request)?,
         Some(aggregates) => {
             aggregate_request = aggregate_columns(request, aggregates)?;
             &aggregate_request
@@ -331,14 +324,72 @@ pub fn plan_scan_with(
         .as_ref()
         .map(|expr| Filter::try_new(expr, file))
         .transpose()?;
-    let metadata = file.metadata();
-    let row_groups = metadata.row_groups();
+    let row_groups = file.metadata().row_groups();
     let mut stats = PlanStats {
         row_groups_total: row_groups.len(),
         rows_total: row_groups.iter().map(|rg| rows_of(rg.num_rows())).sum(),
         ..Default::default()
     };
-    let template = TaskSpec {
+    let template = template_of(request, batch_size);
+    let specs = match &filter {
+        None => unfiltered_specs(file, request, &template),
+        Some(filter) => filtered_specs(file, request, filter, &template, blooms, &mut stats),
+    };
+    let specs = match request.target_task_rows {
+        Some(target) if target > 0 => split_specs(file, specs, target, request),
+        _ => specs,
+    };
+    let filter_leaves = filter.as_ref().map(Filter::leaves).unwrap_or_default();
+    let cacheable = filter.is_some() && template.column_cache_bytes > 0;
+    let mut tasks: Vec<ReadTask> = Vec::with_capacity(specs.len());
+    for (task_idx, (mut spec, rows_scanned)) in specs.into_iter().enumerate() {
+        spec.task_idx = task_idx;
+        // A task that stops at a limit decodes only part of its filter columns: nothing to keep.
+        if let (true, None, Some(file_key)) = (cacheable, spec.limit, &request.file_key) {
+            spec.cache_key = Some(cache_key(
+                file_key,
+                spec.row_group_idx,
+                &filter_leaves,
+                spec.selection.as_deref(),
+            ));
+        }
+        spec.batch_size = task_batch_size(file, &spec)?;
+        spec.learned_pages = layouts.learned(file, &spec)?;
+        stats.rows_scanned += rows_scanned;
+        tasks.push(read_task(file, spec, rows_scanned, &filter_leaves)?);
+    }
+    let rows = filter
+        .is_none()
+        .then(|| tasks.iter().filter_map(|t| t.spec.expected_rows).sum());
+    let filtered = filter.is_some();
+    Ok(ReadPlan {
+        tasks,
+        rows,
+        offset: if filtered {
+            request.offset.unwrap_or(0)
+        } else {
+            0
+        },
+        limit: if filtered { request.limit } else { None },
+        stats,
+    })
+}
+
+/// `request`, refused when it names an empty list of columns.
+fn checked_columns(request: &ScanRequest) -> Result<&ScanRequest> {
+    if request.columns.as_ref().is_some_and(Vec::is_empty) {
+        return Err(SkimError::invalid_argument(
+            "columns",
+            "expected at least one column name, got an empty list; omit `columns` to read every \
+             column",
+        ));
+    }
+    Ok(request)
+}
+
+/// What every task of `request` shares.
+fn template_of(request: &ScanRequest, batch_size: usize) -> TaskSpec {
+    TaskSpec {
         task_idx: 0,
         row_group_idx: 0,
         selection: None,
@@ -358,65 +409,31 @@ pub fn plan_scan_with(
         scan_id: request.scan_id.unwrap_or(0),
         panic_for_test: None,
         learned_pages: None,
-    };
-    let specs = match &filter {
-        None => unfiltered_specs(file, request, &template),
-        Some(filter) => filtered_specs(file, request, filter, &template, blooms, &mut stats),
-    };
-    let specs = match request.target_task_rows {
-        Some(target) if target > 0 => split_specs(file, specs, target, request),
-        _ => specs,
-    };
-    let filter_leaves = filter.as_ref().map(Filter::leaves).unwrap_or_default();
-    let mut tasks: Vec<ReadTask> = Vec::with_capacity(specs.len());
-    let cacheable = filter.is_some() && template.column_cache_bytes > 0;
-    for (task_idx, (mut spec, rows_scanned)) in specs.into_iter().enumerate() {
-        spec.task_idx = task_idx;
-        // A task that stops at a limit decodes only part of its filter columns: nothing to keep.
-        if let (true, None, Some(file_key)) = (cacheable, spec.limit, &request.file_key) {
-            spec.cache_key = Some(cache_key(
-                file_key,
-                spec.row_group_idx,
-                &filter_leaves,
-                spec.selection.as_deref(),
-            ));
-        }
-        spec.batch_size = task_batch_size(file, &spec)?;
-        spec.learned_pages = layouts.learned(file, &spec)?;
-        let learned = with_learned_pages(file, &spec)?;
-        let (mut filter_ranges, mut output_ranges) = (Vec::new(), Vec::new());
-        for planned in build_decoder(learned.as_ref().unwrap_or(file), &spec)?.scan_plan() {
-            if filter_leaves.contains(&planned.column) {
-                filter_ranges.push(planned.range.into());
-            } else {
-                output_ranges.push(planned.range.into());
-            }
-        }
-        stats.rows_scanned += rows_scanned;
-        tasks.push(ReadTask {
-            spec,
-            filter_ranges,
-            output_ranges,
-            rows_scanned,
-        });
     }
-    let rows = filter
-        .is_none()
-        .then(|| tasks.iter().filter_map(|t| t.spec.expected_rows).sum());
-    Ok(ReadPlan {
-        tasks,
-        rows,
-        offset: if filter.is_some() {
-            request.offset.unwrap_or(0)
+}
+
+/// `spec` with its byte ranges, listed by the push decoder the task will build, split into the
+/// filter columns' (phase 1) and the output-only columns' (phase 2).
+fn read_task(
+    file: &ParquetFile,
+    spec: TaskSpec,
+    rows_scanned: u64,
+    filter_leaves: &[usize],
+) -> Result<ReadTask> {
+    let learned = with_learned_pages(file, &spec)?;
+    let (mut filter_ranges, mut output_ranges) = (Vec::new(), Vec::new());
+    for planned in build_decoder(learned.as_ref().unwrap_or(file), &spec)?.scan_plan() {
+        if filter_leaves.contains(&planned.column) {
+            filter_ranges.push(planned.range.into());
         } else {
-            0
-        },
-        limit: if filter.is_some() {
-            request.limit
-        } else {
-            None
-        },
-        stats,
+            output_ranges.push(planned.range.into());
+        }
+    }
+    Ok(ReadTask {
+        spec,
+        filter_ranges,
+        output_ranges,
+        rows_scanned,
     })
 }
 
