@@ -29,7 +29,8 @@
  * (parquet-skim, parquet-wasm, hyparquet, duckdb-wasm), BENCH_LATENCIES (0, 20). Firefox and
  * WebKit run layouts a and tpchgen only unless BENCH_DATA names others (to keep the run under an
  * hour). A subset writes no result files unless BENCH_WRITE=1 (BENCH_SUFFIX: appended to their
- * names). BENCH_REPORT=<a results .json>
+ * names). BENCH_SKIM_PARAMS (e.g. `&io=16&workers=0`) is appended to parquet-skim's page URL, to
+ * try reader options. BENCH_REPORT=<a results .json>
  * prints (and rewrites next to it) the Markdown of an earlier run, without running anything.
  */
 import { spawnSync } from 'node:child_process';
@@ -191,7 +192,7 @@ async function measure(engine, pageUrl) {
 async function measureCell(engine, server, layout, query, latencyMs) {
   const base = `?url=/sample/${layout.file}&query=${query}&table=lineitem&warm=3`;
   const cell = { engine: engine.name, data: layout.id, query, latencyMs, systems: {} };
-  const skim = await measure(engine, `${server.url}/skim.html${base}`);
+  const skim = await measure(engine, `${server.url}/skim.html${base}${process.env.BENCH_SKIM_PARAMS ?? ''}`);
   cell.systems['parquet-skim'] = skim;
   const rounds = encodeURIComponent(JSON.stringify(skim.middle.rounds));
   cell.floor = await measure(engine, `${server.url}/floor.html${base}&rounds=${rounds}`);

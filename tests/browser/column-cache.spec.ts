@@ -81,8 +81,9 @@ test('re-filtering the same column takes it from the cache: no filter bytes fetc
       for (const point of c.series) expect(point.bytes).toBeLessThanOrEqual(c.budgetBytes);
     }
   }
-  // Tight: 12 MiB per worker cannot hold a row group's l_comment: rejected, never an error.
-  expect(result.tight[0]?.stats.columnCache.bytesRejected).toBeGreaterThan(0);
+  // Tight: 12 MiB per worker cannot hold a row group's l_comment (its pages alone are larger):
+  // the tasks decode fused, as without the cache, and nothing is collected to be rejected.
+  for (const r of result.tight) expect(r.stats.columnCache).toMatchObject({ hits: 0, misses: 0, bytesRejected: 0 });
   // Partial: 40 MiB per worker holds one row group's l_comment each. The first scan keeps what
   // fitted first instead of cycling it out (scan-resistant LRU), so the re-filter hits those.
   expect(answers(result.partial)).toEqual(answers(result.off));

@@ -152,19 +152,26 @@ fn an_edited_filter_reuses_the_decoded_filter_column_without_fetching_it() {
 fn over_budget_filter_columns_are_not_kept_and_results_do_not_change() {
     let file = sample_file();
     let (parquet, _) = open(&file, 512 * 1024);
-    let mut cache = ColumnCache::new(64 << 20);
-    let tiny = ScanRequest {
-        column_cache_bytes: Some(1024),
-        ..request("name LIKE '%5%' AND id > 100", "sample@v1")
-    };
-    let plan = parquet_skim_core::plan_scan(&parquet, &tiny).expect("plan");
+    let keyed = request("name LIKE '%5%' AND id > 100", "sample@v1");
+    // Decoded columns can outgrow the planner's estimate (their pages' bytes): a keyed task
+    // whose worker budget is smaller than what it collects keeps nothing.
+    let plan = parquet_skim_core::plan_scan(&parquet, &keyed).expect("plan");
     for task in &plan.tasks {
-        let output = common::run_task(&parquet, &file, task);
+        let mut task = task.clone();
+        assert!(task.spec.cache_key.is_some());
+        task.spec.column_cache_bytes = 1024;
+        let output = common::run_task(&parquet, &file, &task);
         assert!(output.collected.is_none());
         assert!(output.cache_rejected_bytes > 1024);
     }
-    let (batches, _, _) = run(&parquet, &file, &tiny, &mut cache);
-    assert_eq!(cache.stats().entries, 0);
+    // Planned with that budget, the tasks get no key at all, and read the same rows.
+    let tiny = ScanRequest {
+        column_cache_bytes: Some(1024),
+        ..keyed.clone()
+    };
+    let plan = parquet_skim_core::plan_scan(&parquet, &tiny).expect("plan");
+    assert!(plan.tasks.iter().all(|t| t.spec.cache_key.is_none()));
+    let batches = scan(&parquet, &file, &tiny);
     let expected = scan(
         &parquet,
         &file,
@@ -211,4 +218,38 @@ fn output_of_only_filter_columns_under_a_page_selection() {
         assert_eq!(concat(&schema, &batches), concat(&schema, &expected));
     }
     assert_eq!(concat(&schema, &expected).num_rows(), 101);
+}
+
+#[test]
+fn tasks_whose_filter_columns_cannot_fit_the_cache_decode_fused_without_a_key() {
+    let file = sample_file();
+    let (parquet, _) = open(&file, 64 * 1024);
+    let req = request("name LIKE '%7%'", "sample");
+    let rg = parquet.metadata().row_group(0);
+    let name = rg.column(1).uncompressed_size() as u64;
+    let plan_with = |budget: u64| {
+        parquet_skim_core::plan_scan(
+            &parquet,
+            &ScanRequest {
+                column_cache_bytes: Some(budget),
+                ..req.clone()
+            },
+        )
+        .expect("plan")
+    };
+    assert!(plan_with(name).tasks[0].spec.cache_key.is_some());
+    let small = plan_with(name - 1);
+    assert_eq!(small.tasks[0].spec.cache_key, None);
+    // It reads the same rows as the keyed task.
+    let expected = scan(&parquet, &file, &req);
+    let got = scan(
+        &parquet,
+        &file,
+        &ScanRequest {
+            column_cache_bytes: Some(name - 1),
+            ..req.clone()
+        },
+    );
+    let schema = expected[0].schema();
+    assert_eq!(concat(&schema, &got), concat(&schema, &expected));
 }

@@ -59,10 +59,13 @@ function warmBreakdown({ started, ended, file, scan }) {
 try {
   // `warmUp=1`: the reader's warm-up passes (ReaderOptions.warmUp), to measure what they do.
   // `workers=N`: that many workers (0: decode on the page), to measure what they cost.
+  // `io=N`: that many requests in flight (ReaderOptions.ioConcurrency).
   const workerCount = params.get('workers');
+  const io = params.get('io');
   const reader = await createReader({
     warmUp: params.get('warmUp') === '1',
     ...(workerCount === null ? {} : { workers: Number(workerCount) }),
+    ...(io === null ? {} : { ioConcurrency: Number(io) }),
   });
   const cold = await run(reader, url);
   const answeredAt = cold.ended;
