@@ -14,7 +14,7 @@
 import type { RowGroupFate, ScanStats } from 'parquet-skim';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { el, formatBytes, formatMs } from './dom.js';
+import { el, formatBytes, formatMs, plural } from './dom.js';
 
 /** What the panel needs besides the stats. */
 export interface QueryContext {
@@ -46,7 +46,7 @@ export function renderQueryPanel(target: HTMLElement, stats: ScanStats, context:
   (bar.firstChild as HTMLElement).style.width = `${Math.min(100, share * 100).toFixed(2)}%`;
   const fetched = el('p', {
     id: 'query-bytes',
-    text: `${formatBytes(stats.bytesFetched)} of ${formatBytes(context.fileBytes)} fetched (${(share * 100).toFixed(2)}%) in ${stats.requests} requests`,
+    text: `${formatBytes(stats.bytesFetched)} of ${formatBytes(context.fileBytes)} fetched (${(share * 100).toFixed(2)}%) in ${plural(stats.requests, 'request')}`,
   });
   fetched.dataset.bytes = String(stats.bytesFetched);
   fetched.dataset.requests = String(stats.requests);

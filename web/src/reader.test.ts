@@ -287,6 +287,15 @@ describe('reading in Node (inline execution)', () => {
     });
   });
 
+  it('says what a dropped file that is not Parquet looks like', async () => {
+    const page = new Blob(['<!DOCTYPE html>\n<html><body>Not Found</body></html>\n'], { type: 'text/html' });
+    const error = (await reader.open(page).catch((e: unknown) => e)) as ParquetSkimError;
+    expect(error.code).toBe('INVALID_FILE');
+    expect(error.message).toContain('the file is not Parquet: it looks like an HTML page');
+    expect(error.message).toContain('not the magic bytes "PAR1"');
+    expect(error.message).not.toContain('INVALID_FILE');
+  });
+
   it('says a file: URL cannot be fetched and what to pass instead, without CORS advice', async () => {
     const error = (await reader.open(`file://${tinyPages}`).catch((e: unknown) => e)) as ParquetSkimError;
     expect(error.code).toBe('INVALID_ARGUMENT');

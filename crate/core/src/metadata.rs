@@ -135,6 +135,9 @@ impl MetadataLoader {
     /// or `footer_signing_key_metadata` set) is `ENCRYPTED_FILE`, even when arrow-rs (built
     /// without encryption) fails to parse it as something else.
     fn footer_error(&self, error: ParquetError) -> SkimError {
+        if let Some(not_parquet) = self.not_parquet() {
+            return not_parquet;
+        }
         let text = error.to_string();
         let error = SkimError::from_parquet("reading the footer", error);
         if !matches!(error, SkimError::InvalidFile { .. }) || !self.plaintext_footer_encrypted() {
@@ -146,6 +149,49 @@ impl MetadataLoader {
                  reading the footer: {text}"
             ),
         }
+    }
+
+    /// A file whose last four bytes are not a Parquet magic (`PAR1`, or `PARE` for an encrypted
+    /// footer) is not a Parquet file, or not all of one: say so, with what it ends with and, when
+    /// its head was read too (a small file), what it looks like.
+    fn not_parquet(&self) -> Option<SkimError> {
+        let start = self.file_len.checked_sub(4)?;
+        let magic = self.pushed.get(&(start..self.file_len))?;
+        if magic.as_ref() == b"PAR1" || magic.as_ref() == b"PARE" {
+            return None;
+        }
+        let shown: String = magic
+            .iter()
+            .map(|&b| {
+                if b.is_ascii_graphic() || b == b' ' {
+                    b as char
+                } else {
+                    '.'
+                }
+            })
+            .collect();
+        let hex: Vec<String> = magic.iter().map(|b| format!("{b:02x}")).collect();
+        let ends = format!(
+            "it ends with {shown:?} ({}), not the magic bytes \"PAR1\"",
+            hex.join(" ")
+        );
+        let head = self.pushed.get(&(0..self.file_len.min(64)));
+        // A file cut short inside its trailing magic still ends with the magic's first bytes.
+        let cut_in_magic = [&b"PAR"[..], b"PA", b"P"]
+            .iter()
+            .any(|part| magic.ends_with(part));
+        let detail = match head.as_deref() {
+            Some(head) if head.starts_with(b"PAR1") => {
+                format!("the file starts like Parquet but {ends}: it was cut short or corrupted")
+            }
+            _ if cut_in_magic => format!("the file was cut short: {ends}"),
+            Some(head) => match looks_like(head) {
+                Some(kind) => format!("the file is not Parquet: it looks like {kind}; {ends}"),
+                None => format!("the file is not Parquet: {ends}"),
+            },
+            None => format!("the file is not Parquet, or not all of one: {ends}"),
+        };
+        Some(SkimError::InvalidFile { detail })
     }
 
     fn plaintext_footer_encrypted(&self) -> bool {
@@ -353,6 +399,31 @@ impl ParquetFile {
             ..self.clone()
         })
     }
+}
+
+/// What a file's first bytes say it is, for the few formats often mistaken for Parquet.
+fn looks_like(head: &[u8]) -> Option<&'static str> {
+    let text = String::from_utf8_lossy(head)
+        .trim_start()
+        .to_ascii_lowercase();
+    let kind = if text.starts_with("<!doctype html") || text.starts_with("<html") {
+        "an HTML page (a server's error or index page?)"
+    } else if text.starts_with('<') {
+        "XML (an object store's error response?)"
+    } else if text.starts_with('{') || text.starts_with('[') {
+        "JSON"
+    } else if head.starts_with(b"PK\x03\x04") {
+        "a ZIP archive"
+    } else if head.starts_with(&[0x1f, 0x8b]) {
+        "gzip-compressed data"
+    } else if head.starts_with(b"ARROW1") {
+        "an Arrow IPC file"
+    } else if head.starts_with(b"ORC") {
+        "an ORC file"
+    } else {
+        return None;
+    };
+    Some(kind)
 }
 
 /// Refuses a footer whose column chunks or offset-index pages lie (even partly) outside the

@@ -394,6 +394,49 @@ fn page_fields(file: &[u8], at: usize) -> PageFields {
 // ---- the cases ----
 
 #[test]
+fn files_that_are_not_parquet_say_so_and_what_they_look_like() {
+    let html = Bytes::from_static(
+        b"<!DOCTYPE html><html><head><title>404</title></head><body>Not found</body></html>\n",
+    );
+    case_checked(
+        "an HTML page",
+        "INVALID_FILE",
+        || read(&html),
+        says(&["not Parquet", "\"PAR1\"", "an HTML page"]),
+    );
+    let json =
+        Bytes::from_static(b"{\"error\": \"no such key\", \"code\": 404, \"pad\": \"xxxxxx\"}");
+    case_checked(
+        "a JSON body",
+        "INVALID_FILE",
+        || read(&json),
+        says(&["not Parquet", "JSON"]),
+    );
+    let mut zip = b"PK\x03\x04".to_vec();
+    zip.extend([0u8; 60]);
+    case_checked(
+        "a ZIP archive",
+        "INVALID_FILE",
+        || read(&Bytes::from(zip)),
+        says(&["not Parquet", "00 00 00 00", "a ZIP archive"]),
+    );
+    // A Parquet file cut short is called that, not "not Parquet".
+    let file = sample_file();
+    case_checked(
+        "a Parquet file missing its last byte",
+        "INVALID_FILE",
+        || read(&file.slice(..file.len() - 1)),
+        says(&["cut short", "(00 50 41 52)"]),
+    );
+    case_checked(
+        "a Parquet file missing its last 100 bytes",
+        "INVALID_FILE",
+        || read(&file.slice(..file.len() - 100)),
+        says(&["not Parquet, or not all of one"]),
+    );
+}
+
+#[test]
 fn truncated_files_are_invalid() {
     let file = sample_file();
     let len = file.len();
