@@ -27,7 +27,12 @@ export async function launchEngine(name, { timeoutMs = 60_000, jsc = {} } = {}) 
 }
 
 async function launchChromium(timeoutMs) {
-  const browser = await chromium.launch(CHROMIUM_LAUNCH_OPTIONS);
+  // BENCH_CHROMIUM_ARGS (space-separated) adds flags, e.g. to try a V8 setting in one run.
+  const extra = (process.env.BENCH_CHROMIUM_ARGS ?? '').split(' ').filter((arg) => arg !== '');
+  const browser = await chromium.launch({
+    ...CHROMIUM_LAUNCH_OPTIONS,
+    args: [...CHROMIUM_LAUNCH_OPTIONS.args, ...extra],
+  });
   return {
     name: 'chromium',
     version: `Chromium ${browser.version()}`,

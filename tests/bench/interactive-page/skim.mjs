@@ -104,6 +104,16 @@ try {
   const answer = answerOf(query, table, { batches: cold.batches });
   const warm = [];
   const warmBreakdowns = [];
+  if (params.get('settle') === '1') {
+    // Wait (up to 2 s) for the workers the first query started to be ready before the warm runs.
+    const until = performance.now() + 2000;
+    while (performance.now() < until) {
+      const w = reader.stats().workers;
+      if (w.started > 0 && w.ready >= w.started) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
   for (let i = 0; i < warmRuns; i++) {
     const again = await run(reader, `${url}${url.includes('?') ? '&' : '?'}warm=${i}`);
     warm.push(again.ended - again.started);

@@ -64,11 +64,11 @@ export interface Executor {
   readonly tasksAlive: number;
   run(job: TaskJob): Promise<TaskResult>;
   /**
-   * A scan planning `scanPlannedBytes` is about to fetch its first bytes: an executor that starts
-   * its task hosts lazily may start them now, so they start while those bytes are on their way
-   * instead of after they arrived.
+   * A scan of `file` planning `scanPlannedBytes` is about to fetch its first bytes: an executor
+   * that starts its task hosts lazily may start them now, and show them the file's footer, so that
+   * both happen while those bytes are on their way instead of after they arrived.
    */
-  prepare?(scanPlannedBytes: number): void;
+  prepare?(file: FileFooter, scanPlannedBytes: number): void;
   /**
    * Whether some worker's cross-scan cache holds `cacheKey` (then the task's filter columns
    * need not be fetched: it is routed to that worker).
@@ -77,10 +77,10 @@ export interface Executor {
   /** Bytes held by all workers' cross-scan caches, as last reported. */
   cachedBytes(): number;
   /**
-   * Makes a file known to every task host before its first task, so that decoding its footer there
-   * is off the first scan's path. `handle` is the calling thread's own decoded file (the core's
+   * A file was opened. `handle` is the calling thread's own decoded file (the core's
    * `ParquetFileHandle`, owned by the caller, which frees it): an executor on this thread uses it
-   * as it is.
+   * as it is. Hosts on other threads get the footer with the file's first task there, or ahead of
+   * it from {@link prepare}.
    */
   openFile(file: FileFooter, handle: object): void;
   /** Forgets a file's footer wherever it was sent. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TaskJob, TaskResult } from './executor.js';
+import type { FileFooter, TaskJob, TaskResult } from './executor.js';
 import { HybridExecutor } from './hybrid.js';
 import type { InlineExecutor } from './inline.js';
 import type { WorkerPool } from './pool.js';
@@ -30,15 +30,20 @@ function executors(options: { trapOnPage?: boolean } = {}) {
     },
     holds: () => false,
     cachedBytes: () => 0,
+    openFile() {},
   };
   const pool = {
     concurrency: 2,
     tasksAlive: 4,
     anyReady: false,
     started: 0,
+    shown: [] as number[],
     start() {
       pool.started += 1;
       pool.anyReady = true;
+    },
+    showFile(file: FileFooter) {
+      pool.shown.push(file.fileId);
     },
     run: async (job: TaskJob) => {
       ran.push(`worker:${job.spec}`);
@@ -88,12 +93,16 @@ describe('HybridExecutor', () => {
     expect(ran.at(-1)).toBe('worker:too-big-task');
   });
 
-  it('starts the workers when a bulk scan is planned, not when its first bytes arrive; a small one leaves them', () => {
+  it('starts the workers and shows them the file when a bulk scan is planned; a small one or an open leaves them', () => {
     const { pool, hybrid } = executors();
-    hybrid.prepare(600);
+    const file = { fileId: 7, fileLen: 10, starts: [], buffers: [], viewTypes: false };
+    hybrid.openFile(file, {});
+    hybrid.prepare(file, 600);
     expect(pool.started).toBe(0);
-    hybrid.prepare(601);
+    expect(pool.shown).toEqual([]);
+    hybrid.prepare(file, 601);
     expect(pool.started).toBe(1);
+    expect(pool.shown).toEqual([7]);
   });
 
   it('sends a big task to the workers at once', async () => {

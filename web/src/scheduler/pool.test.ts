@@ -91,6 +91,34 @@ afterEach(() => {
 });
 
 describe('WorkerPool', () => {
+  it('shows a footer to its workers once, and only when asked or with a first task', async () => {
+    const pool = new WorkerPool(2, module, { warmUp: false, workerUrl: undefined, lazy: true });
+    // Shown before the workers start: they get it when they do.
+    pool.showFile(file);
+    await tick();
+    expect(FakeWorker.all).toHaveLength(0);
+    pool.start();
+    await tick();
+    const kinds = () => FakeWorker.all.map((w) => w.posted.map((m) => m.kind).join(','));
+    expect(kinds()).toEqual(['init,openFile', 'init,openFile']);
+    // A file never shown goes to a worker with its first task there, and to no other worker.
+    const other = { ...file, fileId: 2 };
+    const result = pool.run(job({ file: other }));
+    await tick();
+    const ran = FakeWorker.all.find((w) => w.tasks().length > 0) as FakeWorker;
+    expect(ran.posted.filter((m) => m.kind === 'openFile').map((m) => (m as { fileId: number }).fileId)).toEqual([
+      1, 2,
+    ]);
+    expect(FakeWorker.all.flatMap((w) => w.posted).filter((m) => m.kind === 'openFile')).toHaveLength(3);
+    // Showing a file again posts nothing new; its task does not post the footer again.
+    pool.showFile(file);
+    await tick();
+    expect(FakeWorker.all.flatMap((w) => w.posted).filter((m) => m.kind === 'openFile')).toHaveLength(3);
+    ran.answer(done(ran.tasks()[0]?.taskId ?? -1));
+    await result;
+    pool.dispose();
+  });
+
   it('settles each task once: a late or repeated answer is ignored', async () => {
     const pool = new WorkerPool(1, module);
     await tick();

@@ -95,7 +95,7 @@ export class WorkerPool implements Executor {
 
   /** Whether the workers were started (see {@link WorkerPool.start}). */
   private started = false;
-  /** Files opened so far: a worker started later gets their footers at once. */
+  /** Files a scan will read on the workers ({@link showFile}): a worker started later gets their footers at once. */
   private readonly files = new Map<number, FileFooter>();
 
   /**
@@ -122,12 +122,12 @@ export class WorkerPool implements Executor {
     if (options.lazy !== true) this.start();
   }
 
-  /** Starts the workers (once); every file opened so far is sent to each. */
+  /** Starts the workers (once); every file shown so far is sent to each. */
   start(): void {
     if (this.started || this.disposed || this.broken !== null) return;
     this.started = true;
     for (let i = 0; i < this.size; i++) this.slots.push(this.spawn());
-    for (const file of this.files.values()) this.openFile(file);
+    for (const file of this.files.values()) this.showFile(file);
   }
 
   /** Whether some worker has its core instantiated (answered `init`). */
@@ -190,13 +190,16 @@ export class WorkerPool implements Executor {
     });
   }
 
+  /** Nothing yet: the workers get a footer when a scan will use them ({@link showFile}, or a first task). */
+  openFile(_file: FileFooter): void {}
+
   /**
-   * Shows a file's footer to every worker, so that decoding it there is off its first task's path.
-   * Posted after the opening call returns (cloning the footer for each worker takes about a
-   * millisecond of the page's time): a first small query, decoded on the page, does not wait for
-   * it; a worker's first task of the file posts the footer first if it has not gone yet.
+   * Shows a file's footer to every worker, so that decoding it there is off its first task's path:
+   * called when a scan that will use the workers is planned. Posted after the calling turn ends
+   * (cloning the footer for each worker takes about a millisecond of the page's time); a worker's
+   * first task of a file posts the footer first if it has not gone yet.
    */
-  openFile(file: FileFooter): void {
+  showFile(file: FileFooter): void {
     this.files.set(file.fileId, file);
     setTimeout(() => {
       if (this.disposed || this.files.get(file.fileId) !== file) return;

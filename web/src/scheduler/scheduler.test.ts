@@ -199,7 +199,7 @@ describe('runPlan', () => {
     const { reader, requests } = recordingReader();
     const { executor } = fakeExecutor();
     const prepared: Array<[number, number]> = [];
-    executor.prepare = (bytes) => prepared.push([bytes, requests.length]);
+    executor.prepare = (_file, bytes) => prepared.push([bytes, requests.length]);
     const tasks = [0, 1].map((i) => task(i, { output: [[i * 1000, i * 1000 + 100]] }));
     for await (const _ of runPlan(plan(tasks), context(executor, reader))) {
       // drain

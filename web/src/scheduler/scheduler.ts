@@ -128,7 +128,7 @@ export async function* runPlan(plan: ReadPlan, context: ScanContext): AsyncGener
   // Each task's planned bytes, once: the bounds below consult them on every launch.
   const planned = plan.tasks.map(bytesOf);
   const scanPlannedBytes = planned.reduce((sum, bytes) => sum + bytes, 0);
-  if (plan.tasks.length > 0) context.executor.prepare?.(scanPlannedBytes);
+  if (plan.tasks.length > 0) context.executor.prepare?.(context.file, scanPlannedBytes);
   const decoded = new DecodedAhead();
   let launched = 0;
   let bytesAhead = 0;
