@@ -230,22 +230,7 @@ export class ParquetFile {
     // Row groups with a task whose filter columns were not cached.
     const missed = new Set<number>();
     const cost: PhaseCosts = { filter: { requests: 0, bytes: 0, ms: 0 }, output: { requests: 0, bytes: 0, ms: 0 } };
-    const since = (at: number | undefined) => (at === undefined ? null : at - planned.startedAt);
-    const earliest = (a: number | undefined, b: number | undefined) =>
-      a === undefined ? b : b === undefined ? a : Math.min(a, b);
-    const sync = () => {
-      stats.timeline.firstRequest = since(earliest(cost.filter.firstSentAt, cost.output.firstSentAt));
-      stats.timeline.firstBytes = since(earliest(cost.filter.firstDoneAt, cost.output.firstDoneAt));
-      stats.requests = cost.filter.requests + cost.output.requests;
-      stats.bytesFetchedFilter = cost.filter.bytes;
-      stats.bytesFetchedOutput = cost.output.bytes;
-      stats.bytesFetched = cost.filter.bytes + cost.output.bytes;
-      stats.fetchMs = cost.filter.ms + cost.output.ms;
-      stats.elapsedMs = performance.now() - started;
-    };
-    const assertOpen = () => {
-      if (this.closed) throw new ParquetSkimError('DISPOSED', 'the file was closed during the scan');
-    };
+    const sync = () => syncStats(stats, cost, planned.startedAt, started);
     // A new plan keeps the scan's counters and its timeline (the caller holds it).
     const replan = () => {
       plan = JSON.parse(this.handle.planScan(request)) as ReadPlan;
@@ -254,37 +239,10 @@ export class ParquetFile {
     };
     try {
       throwIfAborted(signal);
-      assertOpen();
-      // A file without an offset index: walk the page headers of the chunks the first rows need,
-      // keeping the bytes for the tasks, then plan their pages instead of whole chunks.
-      const held: Chunk[] = [];
-      for (let round = 0; round < PAGE_WALK_ROUNDS; round++) {
-        const flat = this.handle.pageRanges(request);
-        if (flat.length === 0) break;
-        const chunks = await this.context.io.read(this.source, pairs(flat), signal, cost.output);
-        assertOpen();
-        for (const chunk of chunks) {
-          this.handle.pushPageBytes(chunk.start, chunk.data);
-          held.push(chunk);
-        }
-        stats.pageWalkRounds += 1;
-      }
+      this.assertOpen();
+      const held = await this.walkPages(request, signal, cost, stats);
       if (held.length > 0) replan();
-      const bloomFlat = this.handle.bloomRanges(request);
-      if (bloomFlat.length > 0) {
-        // Bloom filters only prune: if they cannot be read, scan without them.
-        const chunks = await this.context.io
-          .read(this.source, pairs(bloomFlat), signal, cost.filter)
-          .catch((error: unknown) => {
-            if (signal?.aborted) throw error;
-            return [];
-          });
-        assertOpen();
-        if (chunks.length > 0) {
-          for (const chunk of chunks) this.handle.pushBloom(chunk.start, chunk.data);
-          replan();
-        }
-      }
+      if (await this.readBlooms(request, signal, cost)) replan();
       const results = runPlan(plan, {
         file: this.footer,
         reader: this.source,
@@ -301,28 +259,10 @@ export class ParquetFile {
         },
         onTaskDone: (task, result) => {
           stats.timeline.firstResult ??= performance.now() - planned.startedAt;
-          stats.tasksDone += 1;
-          stats.decodeMs += result.decodeMs;
-          stats.queueMs += result.queueMs;
-          stats.rowsFromPredicateCache += result.rowsFromCache;
-          stats.wasmMemoryPeakBytes = Math.max(stats.wasmMemoryPeakBytes, result.wasmMemoryBytes);
-          const cache = stats.columnCache;
-          if (result.cache !== undefined) {
-            if (result.cache.hit) cache.hits += 1;
-            else cache.misses += 1;
-            // A row group split into tasks is `cached` only if every one of them hit.
-            const rowGroup = task.spec.rowGroupIdx;
-            if (!result.cache.hit) missed.add(rowGroup);
-            stats.rowGroupFates[rowGroup] = missed.has(rowGroup) ? 'read' : 'cached';
-          }
-          if (result.cacheDelta !== undefined) {
-            cache.bytesInserted += result.cacheDelta.bytesInserted;
-            cache.bytesEvicted += result.cacheDelta.bytesEvicted;
-            cache.bytesRejected += result.cacheDelta.bytesRejected;
-          }
+          countTask(stats, missed, task.spec.rowGroupIdx, result);
           const bytes = this.context.executor.cachedBytes();
-          cache.series.push({ ms: performance.now() - started, bytes });
-          cache.peakBytes = Math.max(cache.peakBytes, bytes);
+          stats.columnCache.series.push({ ms: performance.now() - started, bytes });
+          stats.columnCache.peakBytes = Math.max(stats.columnCache.peakBytes, bytes);
         },
       });
       for await (const result of results) {
@@ -336,6 +276,48 @@ export class ParquetFile {
     } finally {
       sync();
     }
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new ParquetSkimError('DISPOSED', 'the file was closed during the scan');
+  }
+
+  /**
+   * A file without an offset index: walks the page headers of the chunks the first rows need
+   * (a few rounds at most), keeping the bytes read for the tasks; the next plan then reads their
+   * pages instead of whole chunks. Returns the bytes read (none: nothing to walk).
+   */
+  private async walkPages(request: string, signal: AbortSignal, cost: PhaseCosts, stats: ScanStats): Promise<Chunk[]> {
+    const held: Chunk[] = [];
+    for (let round = 0; round < PAGE_WALK_ROUNDS; round++) {
+      const flat = this.handle.pageRanges(request);
+      if (flat.length === 0) break;
+      const chunks = await this.context.io.read(this.source, pairs(flat), signal, cost.output);
+      this.assertOpen();
+      for (const chunk of chunks) {
+        this.handle.pushPageBytes(chunk.start, chunk.data);
+        held.push(chunk);
+      }
+      stats.pageWalkRounds += 1;
+    }
+    return held;
+  }
+
+  /**
+   * Reads the bloom filters an `=`/`IN` filter can use, in one coalesced round trip; whether any
+   * were read (then the scan plans again with them). They only prune: if they cannot be read, the
+   * scan goes on without them.
+   */
+  private async readBlooms(request: string, signal: AbortSignal, cost: PhaseCosts): Promise<boolean> {
+    const flat = this.handle.bloomRanges(request);
+    if (flat.length === 0) return false;
+    const chunks = await this.context.io.read(this.source, pairs(flat), signal, cost.filter).catch((error: unknown) => {
+      if (signal.aborted) throw error;
+      return [];
+    });
+    this.assertOpen();
+    for (const chunk of chunks) this.handle.pushBloom(chunk.start, chunk.data);
+    return chunks.length > 0;
   }
 
   /** Reads rows: an async iterable of `RecordBatch`es in file order (see {@link Scan}). */
@@ -458,6 +440,46 @@ export interface AggregateOptions<K extends string> {
 export interface AggregateResult<K extends string> {
   values: Record<K, AggregateValue>;
   stats: ScanStats;
+}
+
+/** Brings a scan's I/O counters and timeline up to date from its phases' costs. */
+function syncStats(stats: ScanStats, cost: PhaseCosts, plannedAt: number, started: number): void {
+  const since = (at: number | undefined) => (at === undefined ? null : at - plannedAt);
+  const earliest = (a: number | undefined, b: number | undefined) =>
+    a === undefined ? b : b === undefined ? a : Math.min(a, b);
+  stats.timeline.firstRequest = since(earliest(cost.filter.firstSentAt, cost.output.firstSentAt));
+  stats.timeline.firstBytes = since(earliest(cost.filter.firstDoneAt, cost.output.firstDoneAt));
+  stats.requests = cost.filter.requests + cost.output.requests;
+  stats.bytesFetchedFilter = cost.filter.bytes;
+  stats.bytesFetchedOutput = cost.output.bytes;
+  stats.bytesFetched = cost.filter.bytes + cost.output.bytes;
+  stats.fetchMs = cost.filter.ms + cost.output.ms;
+  stats.elapsedMs = performance.now() - started;
+}
+
+/**
+ * Counts a finished task in its scan's stats: decode and queue time, predicate-cache rows, memory,
+ * and what the cross-scan cache did. A row group split into tasks is `cached` only if every one of
+ * them hit (`missed`: the row groups where one did not).
+ */
+function countTask(stats: ScanStats, missed: Set<number>, rowGroup: number, result: TaskResult): void {
+  stats.tasksDone += 1;
+  stats.decodeMs += result.decodeMs;
+  stats.queueMs += result.queueMs;
+  stats.rowsFromPredicateCache += result.rowsFromCache;
+  stats.wasmMemoryPeakBytes = Math.max(stats.wasmMemoryPeakBytes, result.wasmMemoryBytes);
+  const cache = stats.columnCache;
+  if (result.cache !== undefined) {
+    if (result.cache.hit) cache.hits += 1;
+    else cache.misses += 1;
+    if (!result.cache.hit) missed.add(rowGroup);
+    stats.rowGroupFates[rowGroup] = missed.has(rowGroup) ? 'read' : 'cached';
+  }
+  if (result.cacheDelta !== undefined) {
+    cache.bytesInserted += result.cacheDelta.bytesInserted;
+    cache.bytesEvicted += result.cacheDelta.bytesEvicted;
+    cache.bytesRejected += result.cacheDelta.bytesRejected;
+  }
 }
 
 function statsOf(plan: ReadPlan, context: { cacheBytes: number; executor: Executor }): ScanStats {

@@ -535,6 +535,40 @@ function resolveUrl(source: string | URL): string {
   return url.href;
 }
 
+/** `value` (or `fallback` when unset) as a whole number of bytes, at least `min`. */
+function byteCount(name: string, value: number | undefined, fallback: number, min: 0 | 1): number {
+  const bytes = value ?? fallback;
+  if (!Number.isSafeInteger(bytes) || bytes < min) {
+    throw invalidArgument(name, `a whole number of bytes >= ${min}`, bytes);
+  }
+  return bytes;
+}
+
+/**
+ * This thread's instance of the core. With `warmUp`, the page's part of a first query (open,
+ * plan) is warmed up as soon as the thread is idle — while the first open's footer is on its way,
+ * typically.
+ */
+async function instantiate(
+  module: Promise<WebAssembly.Module>,
+  startup: ReaderStats['startup'],
+  warmUp: boolean,
+): Promise<Wasm> {
+  const instance = await instantiateWasm(await module);
+  startup.createdAt = performance.now();
+  if (warmUp) {
+    setTimeout(() => {
+      try {
+        instance.warmUp(false);
+        startup.warmedAt = performance.now();
+      } catch {
+        // No warm-up: the first query just runs cold.
+      }
+    }, 0);
+  }
+  return instance;
+}
+
 /** Creates a reader. Browsers get a worker pool; Node decodes inline. */
 export async function createReader(options: ReaderOptions = {}): Promise<Reader> {
   const hasWorkers = typeof Worker !== 'undefined';
@@ -542,36 +576,25 @@ export async function createReader(options: ReaderOptions = {}): Promise<Reader>
   const workers = options.workers ?? defaultWorkers;
   if (!Number.isInteger(workers) || workers < 0) throw invalidArgument('workers', 'a whole number >= 0', workers);
   if (workers > 0 && !hasWorkers) throw invalidArgument('workers', '0 where Web Workers do not exist', workers);
-  const readAheadBytes = options.readAheadBytes ?? DEFAULT_READ_AHEAD_BYTES;
-  if (!Number.isSafeInteger(readAheadBytes) || readAheadBytes < 1) {
-    throw invalidArgument('readAheadBytes', 'a whole number of bytes >= 1', readAheadBytes);
-  }
-  const readAheadDecodedBytes = options.readAheadDecodedBytes ?? DEFAULT_READ_AHEAD_DECODED_BYTES;
-  if (!Number.isSafeInteger(readAheadDecodedBytes) || readAheadDecodedBytes < 1) {
-    throw invalidArgument('readAheadDecodedBytes', 'a whole number of bytes >= 1', readAheadDecodedBytes);
-  }
-  const cacheBytes = options.cacheBytes ?? DEFAULT_CACHE_BYTES;
-  if (!Number.isSafeInteger(cacheBytes) || cacheBytes < 0) {
-    throw invalidArgument('cacheBytes', 'a whole number of bytes >= 0', cacheBytes);
-  }
-  const inlineTaskBytes = options.inlineTaskBytes ?? DEFAULT_INLINE_TASK_BYTES;
-  if (!Number.isSafeInteger(inlineTaskBytes) || inlineTaskBytes < 0) {
-    throw invalidArgument('inlineTaskBytes', 'a whole number of bytes >= 0', inlineTaskBytes);
-  }
-  const inlineScanBytes = options.inlineScanBytes ?? DEFAULT_INLINE_SCAN_BYTES;
-  if (!Number.isSafeInteger(inlineScanBytes) || inlineScanBytes < 0) {
-    throw invalidArgument('inlineScanBytes', 'a whole number of bytes >= 0', inlineScanBytes);
-  }
+  const readAheadBytes = byteCount('readAheadBytes', options.readAheadBytes, DEFAULT_READ_AHEAD_BYTES, 1);
+  const readAheadDecodedBytes = byteCount(
+    'readAheadDecodedBytes',
+    options.readAheadDecodedBytes,
+    DEFAULT_READ_AHEAD_DECODED_BYTES,
+    1,
+  );
+  const cacheBytes = byteCount('cacheBytes', options.cacheBytes, DEFAULT_CACHE_BYTES, 0);
+  const inlineTaskBytes = byteCount('inlineTaskBytes', options.inlineTaskBytes, DEFAULT_INLINE_TASK_BYTES, 0);
+  const inlineScanBytes = byteCount('inlineScanBytes', options.inlineScanBytes, DEFAULT_INLINE_SCAN_BYTES, 0);
   const warmUp = options.warmUp ?? false;
   if (typeof warmUp !== 'boolean') throw invalidArgument('warmUp', 'a boolean', warmUp);
-  const prefetchOutputBytes = options.prefetchOutputBytes ?? DEFAULT_PREFETCH_OUTPUT_BYTES;
-  if (!Number.isSafeInteger(prefetchOutputBytes) || prefetchOutputBytes < 0) {
-    throw invalidArgument('prefetchOutputBytes', 'a whole number of bytes >= 0', prefetchOutputBytes);
-  }
-  const pageWalkMinBytes = options.pageWalkMinBytes ?? DEFAULT_PAGE_WALK_MIN_BYTES;
-  if (!Number.isSafeInteger(pageWalkMinBytes) || pageWalkMinBytes < 0) {
-    throw invalidArgument('pageWalkMinBytes', 'a whole number of bytes >= 0', pageWalkMinBytes);
-  }
+  const prefetchOutputBytes = byteCount(
+    'prefetchOutputBytes',
+    options.prefetchOutputBytes,
+    DEFAULT_PREFETCH_OUTPUT_BYTES,
+    0,
+  );
+  const pageWalkMinBytes = byteCount('pageWalkMinBytes', options.pageWalkMinBytes, DEFAULT_PAGE_WALK_MIN_BYTES, 0);
   const io = new IoQueue({
     ...(options.ioConcurrency !== undefined ? { concurrency: options.ioConcurrency } : {}),
     ...(options.coalesceGapBytes !== undefined ? { gapBytes: options.coalesceGapBytes } : {}),
@@ -596,24 +619,8 @@ export async function createReader(options: ReaderOptions = {}): Promise<Reader>
     startup.compiledAt = performance.now();
     return compiled;
   });
-  const wasm = module.then(async (compiled) => {
-    const instance = await instantiateWasm(compiled);
-    startup.createdAt = performance.now();
-    // The page's part of a first query (open, plan) warmed up as soon as the thread is idle — while
-    // the first open's footer is on its way, typically. Not with inline decoding: there the
-    // caller's own work is next, and a pass would only delay it.
-    if (warmUp && workers > 0) {
-      setTimeout(() => {
-        try {
-          instance.warmUp(false);
-          startup.warmedAt = performance.now();
-        } catch {
-          // No warm-up: the first query just runs cold.
-        }
-      }, 0);
-    }
-    return instance;
-  });
+  // Not with inline decoding: there the caller's own work is next, and a pass would only delay it.
+  const wasm = instantiate(module, startup, warmUp && workers > 0);
   // Workers start early only to warm up; else lazily (see HybridExecutor).
   const executor =
     workers === 0

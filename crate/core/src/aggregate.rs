@@ -247,22 +247,14 @@ fn fold_array(function: AggregateFn, array: &ArrayRef, state: &mut State) -> Res
     if function == AggregateFn::Count {
         return Ok(());
     }
-    let overflow = || SkimError::InvalidArgument {
-        name: "aggregates".into(),
-        detail: "the sum overflows 128-bit integers".into(),
-    };
     macro_rules! ints {
-        ($t:ty) => {{
-            for v in array.as_primitive::<$t>().iter().flatten() {
-                let v = i128::from(v);
-                state.int = Some(match (function, state.int) {
-                    (_, None) => v,
-                    (AggregateFn::Sum, Some(acc)) => acc.checked_add(v).ok_or_else(overflow)?,
-                    (AggregateFn::Min, Some(acc)) => acc.min(v),
-                    (_, Some(acc)) => acc.max(v),
-                });
-            }
-        }};
+        ($t:ty) => {
+            fold_ints(
+                function,
+                array.as_primitive::<$t>().iter().flatten().map(i128::from),
+                state,
+            )
+        };
     }
     match array.data_type() {
         DataType::Int8 => ints!(Int8Type),
@@ -278,70 +270,86 @@ fn fold_array(function: AggregateFn, array: &ArrayRef, state: &mut State) -> Res
         DataType::Timestamp(_, _) if function != AggregateFn::Sum => {
             // All timestamp units are i64 underneath.
             let raw = array.to_data();
-            let values: &[i64] = raw.buffer::<i64>(0);
             let nulls = array.logical_nulls();
-            for (i, v) in values.iter().enumerate().take(array.len()) {
-                if nulls.as_ref().is_some_and(|n| n.is_null(i)) {
-                    continue;
-                }
-                let v = i128::from(*v);
-                state.int = Some(match state.int {
-                    None => v,
-                    Some(acc) if function == AggregateFn::Min => acc.min(v),
-                    Some(acc) => acc.max(v),
-                });
-            }
+            let values = raw.buffer::<i64>(0).iter().take(array.len()).enumerate();
+            let valid = values.filter(|(i, _)| !nulls.as_ref().is_some_and(|n| n.is_null(*i)));
+            fold_ints(function, valid.map(|(_, v)| i128::from(*v)), state)
         }
         DataType::Float32 | DataType::Float64 | DataType::Float16 => {
-            let floats = arrow_cast_f64(array)?;
-            for v in floats.into_iter().flatten() {
-                state.float = Some(match (function, state.float) {
-                    (_, None) => v,
-                    (AggregateFn::Sum, Some(acc)) => acc + v,
-                    (AggregateFn::Min, Some(acc)) => {
-                        if v.total_cmp(&acc).is_lt() {
-                            v
-                        } else {
-                            acc
-                        }
-                    }
-                    (_, Some(acc)) => {
-                        if v.total_cmp(&acc).is_gt() {
-                            v
-                        } else {
-                            acc
-                        }
-                    }
-                });
-            }
+            fold_floats(function, arrow_cast_f64(array)?.into_iter().flatten(), state);
+            Ok(())
         }
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
             if function != AggregateFn::Sum =>
         {
-            let strings: Vec<Option<&str>> = match array.data_type() {
-                DataType::Utf8 => array.as_string::<i32>().iter().collect(),
-                DataType::LargeUtf8 => array.as_string::<i64>().iter().collect(),
-                _ => array.as_string_view().iter().collect(),
-            };
-            for v in strings.into_iter().flatten() {
-                let better = match &state.text {
-                    None => true,
-                    Some(acc) if function == AggregateFn::Min => v < acc.as_str(),
-                    Some(acc) => v > acc.as_str(),
-                };
-                if better {
-                    state.text = Some(v.to_owned());
+            match array.data_type() {
+                DataType::Utf8 => fold_strings(function, array.as_string::<i32>().iter(), state),
+                DataType::LargeUtf8 => {
+                    fold_strings(function, array.as_string::<i64>().iter(), state)
                 }
+                _ => fold_strings(function, array.as_string_view().iter(), state),
             }
+            Ok(())
         }
-        other => {
-            return Err(SkimError::invalid_argument(
-                "aggregates",
-                format!("cannot {function:?} values of type {other}"),
-            ))
-        }
+        other => Err(SkimError::invalid_argument(
+            "aggregates",
+            format!("cannot {function:?} values of type {other}"),
+        )),
+    }
+}
+
+/// Folds integers (and decimals, dates, timestamps as their integers) into `state.int`: a sum
+/// that overflows 128 bits is an error.
+fn fold_ints(
+    function: AggregateFn,
+    values: impl Iterator<Item = i128>,
+    state: &mut State,
+) -> Result<()> {
+    for v in values {
+        state.int = Some(match (function, state.int) {
+            (_, None) => v,
+            (AggregateFn::Sum, Some(acc)) => {
+                acc.checked_add(v).ok_or_else(|| SkimError::InvalidArgument {
+                    name: "aggregates".into(),
+                    detail: "the sum overflows 128-bit integers".into(),
+                })?
+            }
+            (AggregateFn::Min, Some(acc)) => acc.min(v),
+            (_, Some(acc)) => acc.max(v),
+        });
     }
     Ok(())
+}
+
+/// Folds floats into `state.float`; min and max order by `total_cmp` (NaN above every number).
+fn fold_floats(function: AggregateFn, values: impl Iterator<Item = f64>, state: &mut State) {
+    for v in values {
+        state.float = Some(match (function, state.float) {
+            (_, None) => v,
+            (AggregateFn::Sum, Some(acc)) => acc + v,
+            (AggregateFn::Min, Some(acc)) if v.total_cmp(&acc).is_lt() => v,
+            (AggregateFn::Max, Some(acc)) if v.total_cmp(&acc).is_gt() => v,
+            (_, Some(acc)) => acc,
+        });
+    }
+}
+
+/// Folds strings into `state.text` (min or max, by bytes).
+fn fold_strings<'a>(
+    function: AggregateFn,
+    values: impl Iterator<Item = Option<&'a str>>,
+    state: &mut State,
+) {
+    for v in values.flatten() {
+        let better = match &state.text {
+            None => true,
+            Some(acc) if function == AggregateFn::Min => v < acc.as_str(),
+            Some(acc) => v > acc.as_str(),
+        };
+        if better {
+            state.text = Some(v.to_owned());
+        }
+    }
 }
 
 fn arrow_cast_f64(array: &ArrayRef) -> Result<Vec<Option<f64>>> {

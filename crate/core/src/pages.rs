@@ -319,65 +319,73 @@ impl PageHeader {
                     header.crc = Some(t.i32()?);
                     true
                 }
-                // DataPageHeader: encoding
-                (5, _) => {
-                    header.has_v1_header = true;
-                    t.read_struct(1, |t, id, _| {
-                        Some(match id {
-                            1 => {
-                                header.data_values = Some(t.i32()?);
-                                true
-                            }
-                            2 => {
-                                header.encoding = Some(t.i32()?);
-                                true
-                            }
-                            _ => false,
-                        })
-                    })?
-                }
-                // DictionaryPageHeader: num_values
-                (7, _) => t.read_struct(1, |t, id, _| {
-                    Some(match id {
-                        1 => {
-                            header.dictionary_values = Some(t.i32()?);
-                            true
-                        }
-                        _ => false,
-                    })
-                })?,
-                // DataPageHeaderV2: encoding, is_compressed
-                (8, _) => {
-                    header.has_v2_header = true;
-                    t.read_struct(1, |t, id, kind| {
-                        Some(match (id, kind) {
-                            (1, _) => {
-                                header.data_values = Some(t.i32()?);
-                                true
-                            }
-                            (3, _) => {
-                                header.v2_rows = Some(t.i32()?);
-                                true
-                            }
-                            (4, _) => {
-                                header.encoding = Some(t.i32()?);
-                                true
-                            }
-                            (7, BOOL_TRUE) => true,
-                            (7, BOOL_FALSE) => {
-                                header.v2_uncompressed = true;
-                                true
-                            }
-                            (7, _) => return None,
-                            _ => false,
-                        })
-                    })?
-                }
+                (5, _) => header.read_v1(t)?,
+                (7, _) => header.read_dictionary(t)?,
+                (8, _) => header.read_v2(t)?,
                 _ => false,
             })
         })?;
         header.len = thrift.pos;
         required.iter().all(|r| *r).then_some(header)
+    }
+
+    /// DataPageHeader: num_values, encoding.
+    fn read_v1(&mut self, t: &mut Thrift<'_>) -> Option<bool> {
+        self.has_v1_header = true;
+        t.read_struct(1, |t, id, _| {
+            Some(match id {
+                1 => {
+                    self.data_values = Some(t.i32()?);
+                    true
+                }
+                2 => {
+                    self.encoding = Some(t.i32()?);
+                    true
+                }
+                _ => false,
+            })
+        })
+    }
+
+    /// DictionaryPageHeader: num_values.
+    fn read_dictionary(&mut self, t: &mut Thrift<'_>) -> Option<bool> {
+        t.read_struct(1, |t, id, _| {
+            Some(match id {
+                1 => {
+                    self.dictionary_values = Some(t.i32()?);
+                    true
+                }
+                _ => false,
+            })
+        })
+    }
+
+    /// DataPageHeaderV2: num_values, num_rows, encoding, is_compressed.
+    fn read_v2(&mut self, t: &mut Thrift<'_>) -> Option<bool> {
+        self.has_v2_header = true;
+        t.read_struct(1, |t, id, kind| {
+            Some(match (id, kind) {
+                (1, _) => {
+                    self.data_values = Some(t.i32()?);
+                    true
+                }
+                (3, _) => {
+                    self.v2_rows = Some(t.i32()?);
+                    true
+                }
+                (4, _) => {
+                    self.encoding = Some(t.i32()?);
+                    true
+                }
+                (7, BOOL_TRUE) => true,
+                (7, BOOL_FALSE) => {
+                    self.v2_uncompressed = true;
+                    true
+                }
+                (7, _) => return None,
+                _ => false,
+            })
+        })
     }
 
     /// A data page whose values are dictionary indexes.

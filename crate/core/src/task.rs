@@ -54,7 +54,7 @@ use crate::aggregate::{Aggregator, Partial};
 use crate::bytes_cache::ByteCache;
 use crate::column_cache::{filtered_column, memory_size, CachedColumns};
 use crate::error::{Result, SkimError};
-use crate::filter::{eval, Filter};
+use crate::filter::{eval, Expr, Filter};
 use crate::ipc::IpcStream;
 use crate::limits::check_batch;
 use crate::metadata::{check_pushed_range, ParquetFile};
@@ -161,6 +161,62 @@ struct CrossScan {
     passed: usize,
 }
 
+impl CrossScan {
+    /// Step 1 of the cross-scan path for a task filtered by `expr`: collect the filter columns,
+    /// or, when the worker's cache holds them (`cached`), evaluate on those at once.
+    fn start(
+        file: &ParquetFile,
+        spec: &TaskSpec,
+        expr: &Expr,
+        cached: Option<CachedColumns>,
+    ) -> Result<(Stage, Self)> {
+        let filter = Filter::try_new(expr, file)?;
+        let selection = task_selection(file, spec)?;
+        let leaves = filter.leaves();
+        let hit = cached.is_some();
+        let kept = cached.map(|c| c.as_ref().clone());
+        let stage = match &kept {
+            Some(_) => Stage::FromKept,
+            None => {
+                let schema = file.metadata().file_metadata().schema_descr();
+                let mask = ProjectionMask::leaves(schema, leaves.iter().copied());
+                Stage::Collect(build_plain_decoder(file, spec, mask, selection.clone())?)
+            }
+        };
+        let cross = Self {
+            file: file.clone(),
+            spec: spec.clone(),
+            filter,
+            selection,
+            leaves,
+            kept: kept.or_else(|| Some(Vec::new())),
+            kept_bytes: 0,
+            rejected_bytes: 0,
+            budget: spec.column_cache_bytes,
+            hit,
+            masks: Vec::new(),
+            from_kept: HashMap::new(),
+            emitted: 0,
+            passed: 0,
+        };
+        Ok((stage, cross))
+    }
+}
+
+/// The task's aggregates, folded as batches are decoded (none: batches go out as IPC).
+fn aggregator(file: &ParquetFile, spec: &TaskSpec) -> Result<Option<Aggregator>> {
+    spec.aggregates
+        .as_deref()
+        .map(|specs| {
+            Aggregator::try_new(
+                specs,
+                file.arrow_schema(),
+                file.metadata().file_metadata().schema_descr(),
+            )
+        })
+        .transpose()
+}
+
 impl TaskDecoder {
     /// A decoder for `spec` over `file` (cross-scan path when the spec has a `cacheKey`, with no
     /// cached columns).
@@ -198,36 +254,7 @@ impl TaskDecoder {
         let fused = build_decoder_with_metrics(file, spec, metrics.clone())?;
         let (stage, cross) = match (&spec.filter, &spec.cache_key) {
             (Some(expr), Some(_)) if spec.limit.is_none() => {
-                let filter = Filter::try_new(expr, file)?;
-                let selection = task_selection(file, spec)?;
-                let leaves = filter.leaves();
-                let hit = cached.is_some();
-                let kept = cached.map(|c| c.as_ref().clone());
-                let stage = match &kept {
-                    // Step 1 is done already: evaluate on the cached batches at once.
-                    Some(_) => Stage::FromKept,
-                    None => {
-                        let schema = file.metadata().file_metadata().schema_descr();
-                        let mask = ProjectionMask::leaves(schema, leaves.iter().copied());
-                        Stage::Collect(build_plain_decoder(file, spec, mask, selection.clone())?)
-                    }
-                };
-                let cross = CrossScan {
-                    file: file.clone(),
-                    spec: spec.clone(),
-                    filter,
-                    selection,
-                    leaves,
-                    kept: kept.or_else(|| Some(Vec::new())),
-                    kept_bytes: 0,
-                    rejected_bytes: 0,
-                    budget: spec.column_cache_bytes,
-                    hit,
-                    masks: Vec::new(),
-                    from_kept: HashMap::new(),
-                    emitted: 0,
-                    passed: 0,
-                };
+                let (stage, cross) = CrossScan::start(file, spec, expr, cached)?;
                 (stage, Some(cross))
             }
             _ => (Stage::Decode(fused), None),
@@ -242,17 +269,7 @@ impl TaskDecoder {
             metrics,
             projection,
             stream: Some(stream),
-            aggregator: spec
-                .aggregates
-                .as_deref()
-                .map(|specs| {
-                    Aggregator::try_new(
-                        specs,
-                        file.arrow_schema(),
-                        file.metadata().file_metadata().schema_descr(),
-                    )
-                })
-                .transpose()?,
+            aggregator: aggregator(file, spec)?,
             folded_rows: 0,
             batches: 0,
             batch_size: spec.batch_size.max(1),

@@ -57,40 +57,7 @@ pub fn parse_literal(text: &str, target: &DataType) -> Result<ArrayRef, String> 
         ),
         DataType::Date32 => one::<Date32Type>(date(t)?),
         DataType::Date64 => one::<Date64Type>(i64::from(date(t)?) * 86_400_000),
-        DataType::Timestamp(unit, tz) => {
-            let nanos = timestamp_nanos(t)?;
-            let per_unit: i128 = match unit {
-                TimeUnit::Second => 1_000_000_000,
-                TimeUnit::Millisecond => 1_000_000,
-                TimeUnit::Microsecond => 1_000,
-                TimeUnit::Nanosecond => 1,
-            };
-            // Truncating would change what `=`, `<` and `>=` mean; refuse instead.
-            if nanos.rem_euclid(per_unit) != 0 {
-                return Err(format!("is more precise than the column's unit ({unit:?})"));
-            }
-            let value = nanos.div_euclid(per_unit);
-            let value = i64::try_from(value).map_err(|_| "is out of range".to_string())?;
-            let array: ArrayRef = match unit {
-                TimeUnit::Second => Arc::new(
-                    PrimitiveArray::<TimestampSecondType>::from(vec![value])
-                        .with_timezone_opt(tz.clone()),
-                ),
-                TimeUnit::Millisecond => Arc::new(
-                    PrimitiveArray::<TimestampMillisecondType>::from(vec![value])
-                        .with_timezone_opt(tz.clone()),
-                ),
-                TimeUnit::Microsecond => Arc::new(
-                    PrimitiveArray::<TimestampMicrosecondType>::from(vec![value])
-                        .with_timezone_opt(tz.clone()),
-                ),
-                TimeUnit::Nanosecond => Arc::new(
-                    PrimitiveArray::<TimestampNanosecondType>::from(vec![value])
-                        .with_timezone_opt(tz.clone()),
-                ),
-            };
-            array
-        }
+        DataType::Timestamp(unit, tz) => timestamp(t, *unit, tz.clone())?,
         DataType::Time32(TimeUnit::Second) => {
             one::<Time32SecondType>((time_nanos(t)? / 1_000_000_000) as i32)
         }
@@ -108,6 +75,37 @@ pub fn parse_literal(text: &str, target: &DataType) -> Result<ArrayRef, String> 
         DataType::LargeBinary => Arc::new(LargeBinaryArray::from(vec![text.as_bytes()])),
         DataType::BinaryView => Arc::new(BinaryViewArray::from(vec![text.as_bytes()])),
         other => return Err(format!("cannot be compared with a {other} column")),
+    })
+}
+
+/// A timestamp literal in `unit` (with the column's time zone); refused when more precise than
+/// the unit, since truncating would change what `=`, `<` and `>=` mean.
+fn timestamp(t: &str, unit: TimeUnit, tz: Option<Arc<str>>) -> Result<ArrayRef, String> {
+    let nanos = timestamp_nanos(t)?;
+    let per_unit: i128 = match unit {
+        TimeUnit::Second => 1_000_000_000,
+        TimeUnit::Millisecond => 1_000_000,
+        TimeUnit::Microsecond => 1_000,
+        TimeUnit::Nanosecond => 1,
+    };
+    if nanos.rem_euclid(per_unit) != 0 {
+        return Err(format!("is more precise than the column's unit ({unit:?})"));
+    }
+    let value = nanos.div_euclid(per_unit);
+    let value = i64::try_from(value).map_err(|_| "is out of range".to_string())?;
+    Ok(match unit {
+        TimeUnit::Second => {
+            Arc::new(PrimitiveArray::<TimestampSecondType>::from(vec![value]).with_timezone_opt(tz))
+        }
+        TimeUnit::Millisecond => Arc::new(
+            PrimitiveArray::<TimestampMillisecondType>::from(vec![value]).with_timezone_opt(tz),
+        ),
+        TimeUnit::Microsecond => Arc::new(
+            PrimitiveArray::<TimestampMicrosecondType>::from(vec![value]).with_timezone_opt(tz),
+        ),
+        TimeUnit::Nanosecond => Arc::new(
+            PrimitiveArray::<TimestampNanosecondType>::from(vec![value]).with_timezone_opt(tz),
+        ),
     })
 }
 

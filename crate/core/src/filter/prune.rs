@@ -266,8 +266,9 @@ fn leaf_may_match(
         | Predicate::Str { column, .. } => column,
         _ => return Ok(None),
     };
+    let target = column.value_type();
     if matches!(
-        column.value_type(),
+        target,
         DataType::Float16 | DataType::Float32 | DataType::Float64
     ) {
         return Ok(None);
@@ -275,81 +276,117 @@ fn leaf_may_match(
     let Some(stats) = source.stats(column)? else {
         return Ok(None);
     };
-    let target = column.value_type();
-    let mins = unpack(&stats.mins, target)?;
-    let maxes = unpack(&stats.maxes, target)?;
-    let at_most = |v: &ArrayRef| cmp::lt_eq(&mins, &Scalar::new(v.clone())); // min <= v
-    let at_least = |v: &ArrayRef| cmp::gt_eq(&maxes, &Scalar::new(v.clone())); // max >= v
-    let result = match predicate {
-        Predicate::Cmp { op, value, .. } => match op {
-            CmpOp::Eq => and_kleene(&at_most(value)?, &at_least(value)?)?,
-            CmpOp::Lt => cmp::lt(&mins, &Scalar::new(value.clone()))?,
-            CmpOp::Lte => at_most(value)?,
-            CmpOp::Gt => cmp::gt(&maxes, &Scalar::new(value.clone()))?,
-            CmpOp::Gte => at_least(value)?,
+    let bounds = Bounds {
+        mins: unpack(&stats.mins, target)?,
+        maxes: unpack(&stats.maxes, target)?,
+    };
+    match predicate {
+        Predicate::Cmp { op, value, .. } => bounds.compare(*op, value, &stats),
+        Predicate::Between { low, high, .. } => Ok(Some(and_kleene(
+            &bounds.at_least(low)?,
+            &bounds.at_most(high)?,
+        )?)),
+        Predicate::In { values, .. } => bounds.any_within(values),
+        Predicate::IsNull { negated: false, .. } => Ok(Some(cmp::gt(
+            &stats.null_counts,
+            &Scalar::new(UInt64Array::from(vec![0u64])),
+        )?)),
+        Predicate::IsNull { negated: true, .. } => match &stats.row_counts {
+            Some(rows) => Ok(Some(cmp::lt(&stats.null_counts, rows)?)),
+            None => Ok(None),
+        },
+        Predicate::Str { kind, text, .. } => bounds.may_start_with(*kind, text, target),
+        _ => Ok(None),
+    }
+}
+
+/// One column's min and max per unit (row group or page), as values of the column's type.
+struct Bounds {
+    mins: ArrayRef,
+    maxes: ArrayRef,
+}
+
+impl Bounds {
+    /// min <= v: some value may be at most `v`.
+    fn at_most(&self, v: &ArrayRef) -> Result<BooleanArray, ArrowError> {
+        cmp::lt_eq(&self.mins, &Scalar::new(v.clone()))
+    }
+
+    /// max >= v: some value may be at least `v`.
+    fn at_least(&self, v: &ArrayRef) -> Result<BooleanArray, ArrowError> {
+        cmp::gt_eq(&self.maxes, &Scalar::new(v.clone()))
+    }
+
+    fn compare(
+        &self,
+        op: CmpOp,
+        value: &ArrayRef,
+        stats: &UnitStats,
+    ) -> Result<Option<BooleanArray>, ArrowError> {
+        let scalar = || Scalar::new(value.clone());
+        Ok(Some(match op {
+            CmpOp::Eq => and_kleene(&self.at_most(value)?, &self.at_least(value)?)?,
+            CmpOp::Lt => cmp::lt(&self.mins, &scalar())?,
+            CmpOp::Lte => self.at_most(value)?,
+            CmpOp::Gt => cmp::gt(&self.maxes, &scalar())?,
+            CmpOp::Gte => self.at_least(value)?,
             CmpOp::Ne => {
                 let Some(exact) = &stats.max_exact else {
                     return Ok(None);
                 };
                 let all_equal = and_kleene(
-                    &cmp::eq(&mins, &Scalar::new(value.clone()))?,
-                    &cmp::eq(&maxes, &Scalar::new(value.clone()))?,
+                    &cmp::eq(&self.mins, &scalar())?,
+                    &cmp::eq(&self.maxes, &scalar())?,
                 )?;
                 // Prune only where min == max == v and the max is exact.
                 not(&and_kleene(&all_equal, exact)?)?
             }
-        },
-        Predicate::Between { low, high, .. } => and_kleene(&at_least(low)?, &at_most(high)?)?,
-        Predicate::In { values, .. } => {
-            let mut acc: Option<BooleanArray> = None;
-            for v in values {
-                let hit = and_kleene(&at_most(v)?, &at_least(v)?)?;
-                acc = Some(match acc {
-                    None => hit,
-                    Some(a) => or_kleene(&a, &hit)?,
-                });
-            }
-            match acc {
-                Some(a) => a,
-                None => return Ok(None),
-            }
+        }))
+    }
+
+    /// Some listed value may lie within [min, max].
+    fn any_within(&self, values: &[ArrayRef]) -> Result<Option<BooleanArray>, ArrowError> {
+        let mut acc: Option<BooleanArray> = None;
+        for v in values {
+            let hit = and_kleene(&self.at_most(v)?, &self.at_least(v)?)?;
+            acc = Some(match acc {
+                None => hit,
+                Some(a) => or_kleene(&a, &hit)?,
+            });
         }
-        Predicate::IsNull { negated: false, .. } => cmp::gt(
-            &stats.null_counts,
-            &Scalar::new(UInt64Array::from(vec![0u64])),
-        )?,
-        Predicate::IsNull { negated: true, .. } => match &stats.row_counts {
-            Some(rows) => cmp::lt(&stats.null_counts, rows)?,
-            None => return Ok(None),
-        },
-        Predicate::Str { kind, text, .. } => {
-            let prefix = match kind {
-                StrMatch::StartsWith => text.clone(),
-                StrMatch::Like => like_prefix(text),
-                StrMatch::EndsWith | StrMatch::Contains => String::new(),
-            };
-            if prefix.is_empty()
-                || !matches!(
-                    target,
-                    DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
-                )
-            {
-                return Ok(None);
-            }
-            let as_target = |s: &str| -> Result<ArrayRef, ArrowError> {
-                parse_literal(s, target).map_err(ArrowError::InvalidArgumentError)
-            };
-            // Some value may start with `prefix` iff max >= prefix and min < the first string
-            // after every string that starts with `prefix`.
-            let mut result = at_least(&as_target(&prefix)?)?;
-            if let Some(after) = after_prefix(&prefix) {
-                result = and_kleene(&result, &cmp::lt(&mins, &Scalar::new(as_target(&after)?))?)?;
-            }
-            result
+        Ok(acc)
+    }
+
+    /// Some string may match a `LIKE` / starts-with whose fixed prefix is known: max >= prefix
+    /// and min < the first string after every string that starts with `prefix`.
+    fn may_start_with(
+        &self,
+        kind: StrMatch,
+        text: &str,
+        target: &DataType,
+    ) -> Result<Option<BooleanArray>, ArrowError> {
+        let prefix = match kind {
+            StrMatch::StartsWith => text.to_owned(),
+            StrMatch::Like => like_prefix(text),
+            StrMatch::EndsWith | StrMatch::Contains => String::new(),
+        };
+        let strings = matches!(
+            target,
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+        );
+        if prefix.is_empty() || !strings {
+            return Ok(None);
         }
-        _ => return Ok(None),
-    };
-    Ok(Some(result))
+        let as_target = |s: &str| -> Result<ArrayRef, ArrowError> {
+            parse_literal(s, target).map_err(ArrowError::InvalidArgumentError)
+        };
+        let mut result = self.at_least(&as_target(&prefix)?)?;
+        if let Some(after) = after_prefix(&prefix) {
+            let below = cmp::lt(&self.mins, &Scalar::new(as_target(&after)?))?;
+            result = and_kleene(&result, &below)?;
+        }
+        Ok(Some(result))
+    }
 }
 
 /// Statistics as plain values of `target` (dictionaries unpacked).

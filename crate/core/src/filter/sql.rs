@@ -67,101 +67,12 @@ struct Token {
 }
 
 fn tokenize(text: &str) -> Result<Vec<Token>, SkimError> {
-    let bytes = text.as_bytes();
     let mut tokens = Vec::new();
     let mut i = 0;
-    while i < bytes.len() {
-        let c = bytes[i];
-        let start = i;
-        let simple = |kind| Token {
-            kind,
-            position: start,
-            quoted: false,
-        };
-        match c {
-            b' ' | b'\t' | b'\n' | b'\r' => i += 1,
-            b'(' => {
-                tokens.push(simple(Kind::LParen));
-                i += 1;
-            }
-            b')' => {
-                tokens.push(simple(Kind::RParen));
-                i += 1;
-            }
-            b',' => {
-                tokens.push(simple(Kind::Comma));
-                i += 1;
-            }
-            b'.' if !bytes.get(i + 1).is_some_and(u8::is_ascii_digit) => {
-                tokens.push(simple(Kind::Dot));
-                i += 1;
-            }
-            b'-' => {
-                tokens.push(simple(Kind::Minus));
-                i += 1;
-            }
-            b'=' | b'!' | b'<' | b'>' => {
-                let two = text.get(i..i + 2).unwrap_or("");
-                let (op, len) = match two {
-                    "==" => ("=", 2),
-                    "!=" | "<>" => ("!=", 2),
-                    "<=" => ("<=", 2),
-                    ">=" => (">=", 2),
-                    _ => match c {
-                        b'=' => ("=", 1),
-                        b'<' => ("<", 1),
-                        b'>' => (">", 1),
-                        _ => return Err(syntax(text, start, "an operator such as != or =", "'!'")),
-                    },
-                };
-                tokens.push(simple(Kind::Op(op)));
-                i += len;
-            }
-            b'\'' => {
-                let (value, next) = quoted(text, i, b'\'')?;
-                tokens.push(simple(Kind::Str(value)));
-                i = next;
-            }
-            b'"' => {
-                let (value, next) = quoted(text, i, b'"')?;
-                tokens.push(Token {
-                    kind: Kind::Ident(value),
-                    position: start,
-                    quoted: true,
-                });
-                i = next;
-            }
-            b'0'..=b'9' | b'.' => {
-                while i < bytes.len() && (bytes[i].is_ascii_digit() || bytes[i] == b'.') {
-                    i += 1;
-                }
-                if i < bytes.len() && (bytes[i] == b'e' || bytes[i] == b'E') {
-                    i += 1;
-                    if i < bytes.len() && (bytes[i] == b'+' || bytes[i] == b'-') {
-                        i += 1;
-                    }
-                    while i < bytes.len() && bytes[i].is_ascii_digit() {
-                        i += 1;
-                    }
-                }
-                tokens.push(simple(Kind::Number(text[start..i].to_owned())));
-            }
-            c if c.is_ascii_alphabetic() || c == b'_' => {
-                while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
-                    i += 1;
-                }
-                tokens.push(simple(Kind::Ident(text[start..i].to_owned())));
-            }
-            _ => {
-                let found = text[start..].chars().next().unwrap_or(' ');
-                return Err(syntax(
-                    text,
-                    start,
-                    "a column, a value or an operator",
-                    &format!("'{found}'"),
-                ));
-            }
-        }
+    while i < text.len() {
+        let (token, next) = next_token(text, i)?;
+        tokens.extend(token);
+        i = next;
     }
     tokens.push(Token {
         kind: Kind::End,
@@ -169,6 +80,107 @@ fn tokenize(text: &str) -> Result<Vec<Token>, SkimError> {
         quoted: false,
     });
     Ok(tokens)
+}
+
+/// The token starting at byte `start` (< `text.len()`; none for whitespace), and where the next
+/// one starts.
+fn next_token(text: &str, start: usize) -> Result<(Option<Token>, usize), SkimError> {
+    let bytes = text.as_bytes();
+    let c = bytes[start];
+    let token = |kind| {
+        Some(Token {
+            kind,
+            position: start,
+            quoted: false,
+        })
+    };
+    let punctuation = match c {
+        b'(' => Some(Kind::LParen),
+        b')' => Some(Kind::RParen),
+        b',' => Some(Kind::Comma),
+        b'-' => Some(Kind::Minus),
+        b'.' if !bytes.get(start + 1).is_some_and(u8::is_ascii_digit) => Some(Kind::Dot),
+        _ => None,
+    };
+    if let Some(kind) = punctuation {
+        return Ok((token(kind), start + 1));
+    }
+    Ok(match c {
+        b' ' | b'\t' | b'\n' | b'\r' => (None, start + 1),
+        b'=' | b'!' | b'<' | b'>' => {
+            let (op, len) = operator(text, start)?;
+            (token(Kind::Op(op)), start + len)
+        }
+        b'\'' => {
+            let (value, next) = quoted(text, start, b'\'')?;
+            (token(Kind::Str(value)), next)
+        }
+        b'"' => {
+            let (value, next) = quoted(text, start, b'"')?;
+            let ident = Token {
+                kind: Kind::Ident(value),
+                position: start,
+                quoted: true,
+            };
+            (Some(ident), next)
+        }
+        b'0'..=b'9' | b'.' => {
+            let end = number_end(bytes, start);
+            (token(Kind::Number(text[start..end].to_owned())), end)
+        }
+        c if c.is_ascii_alphabetic() || c == b'_' => {
+            let end = start
+                + bytes[start..]
+                    .iter()
+                    .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+                    .count();
+            (token(Kind::Ident(text[start..end].to_owned())), end)
+        }
+        _ => {
+            let found = text[start..].chars().next().unwrap_or(' ');
+            return Err(syntax(
+                text,
+                start,
+                "a column, a value or an operator",
+                &format!("'{found}'"),
+            ));
+        }
+    })
+}
+
+/// The comparison operator at `start` (one of `= == != <> < <= > >=`, `!=` for `<>`) and its length.
+fn operator(text: &str, start: usize) -> Result<(&'static str, usize), SkimError> {
+    Ok(match text.get(start..start + 2).unwrap_or("") {
+        "==" => ("=", 2),
+        "!=" | "<>" => ("!=", 2),
+        "<=" => ("<=", 2),
+        ">=" => (">=", 2),
+        _ => match text.as_bytes().get(start) {
+            Some(b'=') => ("=", 1),
+            Some(b'<') => ("<", 1),
+            Some(b'>') => (">", 1),
+            _ => return Err(syntax(text, start, "an operator such as != or =", "'!'")),
+        },
+    })
+}
+
+/// Where a number starting at `start` ends: digits and dots, then an optional signed exponent.
+fn number_end(bytes: &[u8], start: usize) -> usize {
+    let digits = |from: usize, dots: bool| {
+        from + bytes[from..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit() || (dots && **b == b'.'))
+            .count()
+    };
+    let mut i = digits(start, true);
+    if matches!(bytes.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(bytes.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        i = digits(i, false);
+    }
+    i
 }
 
 /// Reads a `quote`-delimited string starting at `start`; a doubled quote is one quote.
