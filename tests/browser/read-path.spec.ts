@@ -234,9 +234,12 @@ test('a small first query is decoded on the page while no worker is ready; the w
     };
     return { small: await run({}), off: await run({ inlineScanBytes: 0 }) };
   });
+  // With inlineScanBytes 0 every scan counts as bulk and starts the workers when it is planned, so
+  // its first task may find one ready already: on the page or not, it is answered the same.
+  expect(results.small.onPage).toBe(1);
+  expect(results.off.onPage).toBeLessThanOrEqual(1);
   for (const result of [results.small, results.off]) {
     expect(result.startedBefore).toBe(0);
-    expect(result.onPage).toBe(1);
     expect(result.ready).toBe(2);
     expect(result.keys).toHaveLength(200);
     expect(result.keys).toEqual([...result.keys].sort((a, b) => a - b));
@@ -244,5 +247,5 @@ test('a small first query is decoded on the page while no worker is ready; the w
   // Workers ready: the second small query stays on the page by default, and goes to a worker with
   // inlineScanBytes 0.
   expect(results.small.onPageAfter).toBe(2);
-  expect(results.off.onPageAfter).toBe(1);
+  expect(results.off.onPageAfter).toBe(results.off.onPage);
 });

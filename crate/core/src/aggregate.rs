@@ -276,7 +276,11 @@ fn fold_array(function: AggregateFn, array: &ArrayRef, state: &mut State) -> Res
             fold_ints(function, valid.map(|(_, v)| i128::from(*v)), state)
         }
         DataType::Float32 | DataType::Float64 | DataType::Float16 => {
-            fold_floats(function, arrow_cast_f64(array)?.into_iter().flatten(), state);
+            fold_floats(
+                function,
+                arrow_cast_f64(array)?.into_iter().flatten(),
+                state,
+            );
             Ok(())
         }
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
@@ -309,10 +313,11 @@ fn fold_ints(
         state.int = Some(match (function, state.int) {
             (_, None) => v,
             (AggregateFn::Sum, Some(acc)) => {
-                acc.checked_add(v).ok_or_else(|| SkimError::InvalidArgument {
-                    name: "aggregates".into(),
-                    detail: "the sum overflows 128-bit integers".into(),
-                })?
+                acc.checked_add(v)
+                    .ok_or_else(|| SkimError::InvalidArgument {
+                        name: "aggregates".into(),
+                        detail: "the sum overflows 128-bit integers".into(),
+                    })?
             }
             (AggregateFn::Min, Some(acc)) => acc.min(v),
             (_, Some(acc)) => acc.max(v),
