@@ -21,7 +21,7 @@
 use std::ops::Range;
 
 use parquet::arrow::arrow_reader::metrics::ArrowReaderMetrics;
-use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
+use parquet::arrow::arrow_reader::{RowFilter, RowSelection, RowSelector};
 use parquet::arrow::push_decoder::{
     ParquetPushDecoder, ParquetPushDecoderBuilder, RowGroupSelection,
 };
@@ -691,6 +691,17 @@ pub fn build_decoder_with_metrics(
     spec: &TaskSpec,
     metrics: ArrowReaderMetrics,
 ) -> Result<ParquetPushDecoder> {
+    build_fused_decoder(file, spec, metrics, |filter| filter.row_filter(file))
+}
+
+/// [`build_decoder_with_metrics`] with the task's filter evaluated by the `RowFilter` that
+/// `row_filter` makes of it.
+pub fn build_fused_decoder(
+    file: &ParquetFile,
+    spec: &TaskSpec,
+    metrics: ArrowReaderMetrics,
+    row_filter: impl FnOnce(&Filter) -> RowFilter,
+) -> Result<ParquetPushDecoder> {
     let rg = row_group(file, spec)?;
     let num_rows = rows_of(rg.num_rows());
     let projection = Projection::try_new(file, spec.columns.as_deref())?;
@@ -721,7 +732,7 @@ pub fn build_decoder_with_metrics(
         .with_batch_size(batch_size)
         .with_row_group_selections(vec![RowGroupSelection::new(spec.row_group_idx, selection)]);
     if let Some(filter) = &filter {
-        builder = builder.with_row_filter(filter.row_filter(file));
+        builder = builder.with_row_filter(row_filter(filter));
     }
     if let Some(limit) = spec.limit {
         builder = builder.with_limit(to_usize(limit));

@@ -253,3 +253,34 @@ fn tasks_whose_filter_columns_cannot_fit_the_cache_decode_fused_without_a_key() 
     let schema = expected[0].schema();
     assert_eq!(concat(&schema, &got), concat(&schema, &expected));
 }
+
+/// A miss keeps every row of every filter column, not only the rows an earlier conjunct let
+/// through: an edited filter that keeps other rows, served from the cache, equals the fused path.
+#[test]
+fn a_conjunction_keeps_all_rows_of_its_columns_for_the_next_filter() {
+    let file = sample_file();
+    let (parquet, _) = open(&file, 512 * 1024);
+    let mut cache = ColumnCache::new(64 << 20);
+    let first = request("name LIKE '%77%' AND id != 3", "sample@v1");
+    let (batches, _, hits) = run(&parquet, &file, &first, &mut cache);
+    assert_eq!(hits, 0);
+    let fused = |r: &ScanRequest| {
+        scan(
+            &parquet,
+            &file,
+            &ScanRequest {
+                file_key: None,
+                ..r.clone()
+            },
+        )
+    };
+    let expected = fused(&first);
+    let schema = expected[0].schema();
+    assert_eq!(concat(&schema, &batches), concat(&schema, &expected));
+    let edited = request("name LIKE '%8%' AND id != 4", "sample@v1");
+    let (batches, _, hits) = run(&parquet, &file, &edited, &mut cache);
+    assert_eq!(hits, 3);
+    let expected = fused(&edited);
+    assert_eq!(concat(&schema, &batches), concat(&schema, &expected));
+    assert!(!batches.is_empty() && batches.iter().map(|b| b.num_rows()).sum::<usize>() > 0);
+}

@@ -22,6 +22,7 @@ pub mod prune;
 pub mod sql;
 pub mod strings;
 
+use arrow_array::RecordBatch;
 use parquet::arrow::arrow_reader::{ArrowPredicateFn, RowFilter};
 use parquet::arrow::ProjectionMask;
 
@@ -106,6 +107,27 @@ impl Filter {
             })
             .collect();
         RowFilter::new(predicates)
+    }
+}
+
+impl Filter {
+    /// The filter as one `RowFilter` predicate over all its columns, which shows `on_batch` every
+    /// batch of them (all the rows the task reads) before evaluating it — to keep them. Unlike
+    /// [`row_filter`](Self::row_filter), a later conjunct's columns are decoded for every row,
+    /// not only for the rows that passed the earlier ones.
+    pub fn observed_row_filter(
+        &self,
+        file: &ParquetFile,
+        mut on_batch: impl FnMut(&RecordBatch) + Send + 'static,
+    ) -> RowFilter {
+        let schema_descr = file.metadata().file_metadata().schema_descr();
+        let mask = ProjectionMask::leaves(schema_descr, self.leaves());
+        let predicate = self.predicate().clone();
+        let observed = ArrowPredicateFn::new(mask, move |batch| {
+            on_batch(&batch);
+            eval::evaluate(&predicate, &batch)
+        });
+        RowFilter::new(vec![Box::new(observed)])
     }
 }
 
