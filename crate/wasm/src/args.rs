@@ -1,0 +1,46 @@
+//! JS arguments and results: JSON text in and out, positions as `f64`, ranges as flat arrays.
+
+use std::ops::Range;
+
+use parquet_skim_core::SkimError;
+use serde::Serialize;
+use wasm_bindgen::JsValue;
+
+use crate::js_error::to_js;
+
+/// Parses `text` as the JSON of `what`.
+pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(
+    what: &str,
+    text: &str,
+) -> Result<T, SkimError> {
+    serde_json::from_str(text)
+        .map_err(|e| SkimError::invalid_argument(what, format!("expected valid {what}: {e}")))
+}
+
+/// `value` as JSON text for JS.
+pub(crate) fn json<T: Serialize + ?Sized>(value: &T) -> Result<String, JsValue> {
+    serde_json::to_string(value).map_err(|e| to_js(&SkimError::internal(e.to_string())))
+}
+
+/// Ranges as flat `[start, end, …]` numbers.
+pub(crate) fn flat(ranges: &[Range<u64>]) -> Vec<f64> {
+    ranges
+        .iter()
+        .flat_map(|r| [r.start as f64, r.end as f64])
+        .collect()
+}
+
+/// Largest integer a JS number holds exactly.
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// A JS number that must be a byte position or count.
+pub(crate) fn position(name: &str, value: f64) -> Result<u64, SkimError> {
+    if value.is_finite() && value >= 0.0 && value.fract() == 0.0 && value <= MAX_SAFE_INTEGER {
+        Ok(value as u64)
+    } else {
+        Err(SkimError::invalid_argument(
+            name,
+            format!("expected a whole number from 0 to 2^53-1, got {value}"),
+        ))
+    }
+}

@@ -1,0 +1,73 @@
+//! The worker's cross-scan cache of decoded filter columns, as tasks use it: checked out when a
+//! task starts, what the task collected checked in when it is done, and a report of both for the
+//! scan's statistics.
+
+use std::cell::RefCell;
+
+use parquet_skim_core::column_cache::{CacheStats, CachedColumns, ColumnCache};
+use parquet_skim_core::{TaskOutput, TaskSpec};
+use serde::Serialize;
+
+thread_local! {
+    /// This thread's (worker's) cross-scan cache of decoded filter columns. Its budget is the
+    /// one the latest task's spec carries (the reader's share per worker).
+    static COLUMN_CACHE: RefCell<ColumnCache> = RefCell::new(ColumnCache::new(0));
+}
+
+/// What a finished task did with the worker's cross-scan cache.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CacheReport {
+    key: Option<String>,
+    hit: bool,
+    /// The task's filter columns were kept under `key`.
+    inserted: bool,
+    /// Keys evicted for room (or by a smaller budget).
+    evicted: Vec<String>,
+    rejected_bytes: u64,
+    stats: CacheStats,
+}
+
+/// The cached filter columns of `spec`'s key, if the cache holds them; its budget set to the
+/// spec's (the keys evicted by a smaller one are returned, for the report).
+pub(crate) fn check_out(spec: &TaskSpec) -> (Option<CachedColumns>, Vec<String>) {
+    let mut evicted = Vec::new();
+    let cached = spec.cache_key.as_deref().and_then(|key| {
+        COLUMN_CACHE.with_borrow_mut(|cache| {
+            evicted = cache.set_budget(spec.column_cache_bytes);
+            cache.get(key, spec.scan_id)
+        })
+    });
+    (cached, evicted)
+}
+
+/// Keeps what a finished task collected under `key` (or notes what it could not keep), and says
+/// what the cache did.
+pub(crate) fn check_in(
+    key: String,
+    output: &mut TaskOutput,
+    scan_id: u64,
+    mut evicted: Vec<String>,
+) -> CacheReport {
+    let (inserted, stats) = COLUMN_CACHE.with_borrow_mut(|cache| {
+        let inserted = match output.collected.take() {
+            Some(columns) => {
+                evicted.extend(cache.insert(key.clone(), columns, scan_id));
+                cache.contains(&key)
+            }
+            None => {
+                cache.note_rejected(output.cache_rejected_bytes);
+                false
+            }
+        };
+        (inserted, cache.stats())
+    });
+    CacheReport {
+        key: Some(key),
+        hit: output.cache_hit,
+        inserted,
+        evicted,
+        rejected_bytes: output.cache_rejected_bytes,
+        stats,
+    }
+}
