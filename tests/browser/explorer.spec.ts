@@ -149,6 +149,14 @@ test('cancels a long scan: the count stops, the page stays usable, no request is
     await page.click('#filter-button');
     await page.waitForSelector('#match-count[data-count]', { timeout: 30_000 });
     await expect(page.locator('#match-count')).toHaveAttribute('data-count', '25');
+    // Escape cancels as the button does.
+    await page.fill('#filter-input', "l_comment LIKE '%quickly%'");
+    await page.click('#filter-button');
+    await page.waitForSelector('#cancel-button:not([disabled])', { timeout: 30_000 });
+    await page.keyboard.press('Escape');
+    await page.waitForSelector('body[data-state=ready]');
+    await expect(page.locator('#status')).toHaveText('Cancelled.');
+    await expect.poll(() => slow.openRequests, { timeout: 5_000 }).toBe(0);
   } finally {
     await slow.close();
   }
@@ -218,4 +226,29 @@ test('the data grid scrolls to row 5,000,000 fetching only the pages it shows; t
   await page.waitForSelector('#grid-rows tr[data-row="5000000"]:not(.loading)');
   await expect(page.locator('#grid-rows tr[data-row="5000000"] td').nth(1)).toHaveText(expected.key);
   await page.screenshot({ path: info.outputPath('explorer-grid-columns.png'), fullPage: true });
+});
+
+test('the main views have no serious or critical accessibility violations (axe)', async ({ page, explorerUrl }) => {
+  const { default: AxeBuilder } = await import('@axe-core/playwright');
+  const serious = async (view: string) => {
+    const result = await new AxeBuilder({ page }).analyze();
+    return result.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${view}: ${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  };
+  const found: string[] = [];
+  // The empty page, a file open, a filter's results, and an error.
+  await page.goto(`${explorerUrl}/`);
+  found.push(...(await serious('start')));
+  await page.goto(`${explorerUrl}/?url=/data/lineitem-sf1.parquet`);
+  await page.waitForSelector('body[data-state=ready]');
+  found.push(...(await serious('file open')));
+  await page.fill('#filter-input', 'l_orderkey < 1000');
+  await page.click('#filter-button');
+  await page.waitForSelector('body[data-state=ready]');
+  found.push(...(await serious('filtered')));
+  await page.goto(`${explorerUrl}/?url=/data/missing.parquet`);
+  await page.waitForSelector('body[data-state=error]');
+  found.push(...(await serious('error')));
+  expect(found).toEqual([]);
 });

@@ -55,6 +55,10 @@ export class DataGrid {
   ) {
     this.columns = file.schema.fields.map((f) => f.name);
     this.viewport = el('div', { id: 'grid-viewport', className: 'grid-viewport' });
+    // A keyboard user scrolls it too (arrow keys, Page Up/Down).
+    this.viewport.tabIndex = 0;
+    this.viewport.setAttribute('role', 'region');
+    this.viewport.setAttribute('aria-label', 'All rows');
     this.viewport.style.height = `${VIEWPORT_PX}px`;
     this.spacer = el('div', { className: 'grid-spacer' });
     this.layer = el('table', { id: 'grid-rows', className: 'grid data grid-layer' });

@@ -383,6 +383,14 @@ page.cancelButton.addEventListener('click', () => {
   page.cancelButton.disabled = true;
 });
 
+// Scrollable regions take keyboard focus, so that arrow keys scroll them.
+for (const region of document.querySelectorAll<HTMLElement>('.scroll-x')) region.tabIndex = 0;
+
+// Escape cancels a running scan, as the Cancel button does.
+document.addEventListener('keydown', (event) => {
+  if (event.key === 'Escape' && !page.cancelButton.disabled) page.cancelButton.click();
+});
+
 page.filterForm.addEventListener('submit', (event) => {
   event.preventDefault();
   void runFilter();

@@ -143,12 +143,22 @@ function drawCacheChart(target: HTMLElement, stats: ScanStats): void {
     {
       width: Math.max(320, Math.min(720, target.clientWidth || 640)),
       height: 180,
-      scales: { x: { time: false } },
+      // Both axes from 0; the legend names each series with its value, not a cursor's.
+      scales: {
+        x: { time: false, range: (_u, _min, max) => [0, Math.max(max, 1)] },
+        y: { range: (_u, _min, max) => [0, Math.max(max, 1)] },
+      },
+      legend: { live: false },
       axes: [{ label: 'ms since the scan started' }, { label: 'MiB cached' }],
       series: [
         {},
-        { label: 'cache', stroke: '#2563eb', width: 2, fill: 'rgba(37, 99, 235, 0.12)' },
-        { label: 'budget', stroke: '#9ca3af', dash: [6, 4], width: 1 },
+        {
+          label: `cache (peak ${formatBytes(stats.columnCache.peakBytes)})`,
+          stroke: '#2563eb',
+          width: 2,
+          fill: 'rgba(37, 99, 235, 0.12)',
+        },
+        { label: `budget (${formatBytes(budgetBytes)})`, stroke: '#6b7280', dash: [6, 4], width: 1 },
       ],
     },
     [xs, ys, budget],
