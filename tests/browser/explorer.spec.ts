@@ -252,3 +252,23 @@ test('the main views have no serious or critical accessibility violations (axe)'
   found.push(...(await serious('error')));
   expect(found).toEqual([]);
 });
+
+test('types read as a reader names them, and known key-value metadata is decoded', async ({ page, explorerUrl }) => {
+  // A Spark file: decimal(4, 2), and its row metadata as indented JSON.
+  await page.goto(`${explorerUrl}/`);
+  await page.setInputFiles('#file-input', path.join(parquetTestingDir, 'int32_decimal.parquet'));
+  await page.waitForSelector('body[data-state=ready]');
+  await expect(page.locator('#schema .field-type').first()).toHaveText('decimal(4, 2)');
+  const spark = page.locator('#kv-metadata details', { hasText: 'org.apache.spark.sql.parquet.row.metadata' });
+  await spark.locator('summary').click();
+  await expect(spark.locator('.kv-value')).toContainText('"type": "struct",\n');
+  // The sample file: ARROW:schema decoded into its fields, not base64.
+  await page.goto(`${explorerUrl}/?url=/data/lineitem-sf1.parquet`);
+  await page.waitForSelector('body[data-state=ready]');
+  await expect(page.locator('#schema')).toContainText('decimal(15, 2)');
+  await expect(page.locator('#schema')).toContainText('date');
+  const arrow = page.locator('#kv-metadata details', { hasText: 'ARROW:schema' });
+  await arrow.locator('summary').click();
+  await expect(arrow.locator('.kv-value')).toContainText('Arrow schema (decoded from base64 IPC)');
+  await expect(arrow.locator('.kv-value')).toContainText('l_extendedprice: decimal(15, 2)');
+});

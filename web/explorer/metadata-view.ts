@@ -4,11 +4,14 @@
  * Design note: everything here comes from `file.metadata` (the footer, already read at open) and
  * `file.requestLog()`, so these panels render before any row is fetched and cost no request.
  * The summary is one dense line of facts separated by dots; the row-groups table is capped in
- * height (a file can have thousands); key-value values (often a base64 Arrow schema or a JSON
- * blob) sit collapsed in `<details>` and are cut to {@link MAX_KV_VALUE_CHARS}.
+ * height (a file can have thousands); key-value values sit collapsed in `<details>`, decoded where
+ * their key says what they are (`ARROW:schema`: the base64 Arrow IPC schema it holds, as fields
+ * and types; `pandas` and other JSON: indented), and are cut to {@link MAX_KV_VALUE_CHARS}.
  */
+import { tableFromIPC } from 'apache-arrow';
 import type { ParquetFile } from 'parquet-skim';
 import { el, formatBytes, formatCount, plural, truncate } from './dom.js';
+import { typeName } from './values.js';
 
 /** Most characters of a key-value value shown. */
 const MAX_KV_VALUE_CHARS = 2000;
@@ -128,8 +131,38 @@ export function renderKeyValueMetadata(target: HTMLElement, file: ParquetFile): 
         ),
         value === null
           ? el('p', { className: 'null', text: 'null' })
-          : el('pre', { className: 'kv-value', text: truncate(value, MAX_KV_VALUE_CHARS) }),
+          : el('pre', { className: 'kv-value', text: truncate(decodedValue(key, value), MAX_KV_VALUE_CHARS) }),
       );
     }),
   );
+}
+
+/**
+ * A key-value value as a reader wants it: `ARROW:schema` (a base64 Arrow IPC schema message) as
+ * its fields, JSON indented; anything else, or what does not decode, as it is.
+ */
+export function decodedValue(key: string, value: string): string {
+  if (key === 'ARROW:schema') {
+    try {
+      const message = Uint8Array.from(atob(value), (c) => c.charCodeAt(0));
+      // The message, then an end-of-stream marker: an IPC stream with a schema and no batches.
+      const stream = new Uint8Array(message.length + 8);
+      stream.set(message);
+      stream.set([0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0], message.length);
+      const { schema } = tableFromIPC(stream);
+      const fields = schema.fields.map((f) => `${f.name}: ${typeName(f.type)}${f.nullable ? '' : ' not null'}`);
+      return `Arrow schema (decoded from base64 IPC):\n${fields.join('\n')}`;
+    } catch {
+      return value;
+    }
+  }
+  const text = value.trim();
+  if (text.startsWith('{') || text.startsWith('[')) {
+    try {
+      return JSON.stringify(JSON.parse(text), null, 2);
+    } catch {
+      return value;
+    }
+  }
+  return value;
 }

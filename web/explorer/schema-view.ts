@@ -1,14 +1,14 @@
 /**
  * The schema panel: the file's Arrow schema as a tree of fields.
  *
- * Design note: each field is one list item — name, Arrow type (`type.toString()`; for nested
- * types only its head, `Struct` or `List`, since the children are listed below it; the full text
- * is in the tooltip), and a mark for non-nullable fields. Nested types (struct, list, map, union) list their children in an indented
+ * Design note: each field is one list item — name, type as a reader names it (`values.ts`; for
+ * a struct only `struct<…>`, since the children are listed below it; the full text is in the
+ * tooltip), and a mark for non-nullable fields. Nested types (struct, list, map, union) list their children in an indented
  * sub-list, recursively, so the tree mirrors how the columns nest in the file.
  */
 import type { Field, Schema } from 'apache-arrow';
 import { el, truncate } from './dom.js';
-import { typeLabel } from './values.js';
+import { typeLabel, typeName } from './values.js';
 
 /** Longest type text shown before cutting. */
 const MAX_TYPE_CHARS = 72;
@@ -26,7 +26,7 @@ function fieldItem(field: Field): HTMLLIElement {
     el('span', {
       className: 'field-type',
       text: truncate(typeLabel(field.type), MAX_TYPE_CHARS),
-      title: field.type.toString(),
+      title: typeName(field.type),
     }),
   );
   if (!field.nullable) row.append(el('span', { className: 'field-flag', text: 'not null' }));
