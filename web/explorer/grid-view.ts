@@ -16,7 +16,7 @@
  * - `data-first-row` on the grid and `data-row` on each rendered row say what is shown (tests).
  */
 import type { Table } from 'apache-arrow';
-import { formatValue, type ParquetFile } from 'parquet-skim';
+import { formatValue, type ParquetFile, valueAt } from 'parquet-skim';
 import { el, formatCount, truncate } from './dom.js';
 import { isNumeric } from './rows-view.js';
 import { typeLabel } from './values.js';
@@ -211,16 +211,27 @@ export class DataGrid {
     const block: Block = { controller };
     this.blocks.set(index, block);
     const columns = this.columns;
-    const scan = this.file.scan({
-      columns,
-      offset: index * BLOCK_ROWS,
-      limit: BLOCK_ROWS,
-      signal: controller.signal,
-    });
+    const fail = (error: unknown) => {
+      block.failed = (error as { code?: string }).code ?? 'error';
+      this.schedule();
+    };
+    let scan: ReturnType<ParquetFile['scan']>;
+    try {
+      // Planning can refuse at once (a chunk over a limit): the block says so, the page goes on.
+      scan = this.file.scan({ columns, offset: index * BLOCK_ROWS, limit: BLOCK_ROWS, signal: controller.signal });
+    } catch (error) {
+      fail(error);
+      return;
+    }
     scan.toTable().then(
       (table) => {
         if (this.blocks.get(index) !== block || columns !== this.columns) return;
-        block.rows = textRows(table);
+        try {
+          block.rows = textRows(table);
+        } catch (error) {
+          fail(error);
+          return;
+        }
         this.cost.rows += table.numRows;
         this.cost.bytes += scan.stats.bytesFetched;
         this.cost.requests += scan.stats.requests;
@@ -229,8 +240,7 @@ export class DataGrid {
       },
       (error: unknown) => {
         if (controller.signal.aborted || this.blocks.get(index) !== block) return;
-        block.failed = (error as { code?: string }).code ?? 'error';
-        this.schedule();
+        fail(error);
       },
     );
   }
@@ -241,7 +251,7 @@ function textRows(table: Table): Array<Array<string | null>> {
   const vectors = fields.map((_, i) => table.getChildAt(i));
   const rows: Array<Array<string | null>> = [];
   for (let r = 0; r < table.numRows; r++) {
-    rows.push(fields.map((f, c) => formatValue(vectors[c]?.get(r), f.type)));
+    rows.push(fields.map((f, c) => formatValue(valueAt(vectors[c], r), f.type)));
   }
   return rows;
 }

@@ -8,7 +8,7 @@
  * they never look like the string "null". Numbers are right-aligned.
  */
 import { DataType, type Table } from 'apache-arrow';
-import { formatValue, type ScanStats } from 'parquet-skim';
+import { formatValue, type ScanStats, valueAt } from 'parquet-skim';
 import { el, formatBytes, formatMs, plural, truncate } from './dom.js';
 import { typeLabel } from './values.js';
 
@@ -45,7 +45,8 @@ export function renderRows(target: HTMLTableElement, table: Table): void {
   }));
   for (let row = 0; row < table.numRows; row++) {
     const tr = el('tr');
-    for (const column of columns) tr.append(cell(formatValue(column.vector?.get(row), column.type), column.numeric));
+    for (const column of columns)
+      tr.append(cell(formatValue(valueAt(column.vector, row), column.type), column.numeric));
     body.append(tr);
   }
   if (table.numRows === 0) {

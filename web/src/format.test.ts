@@ -21,7 +21,7 @@ import {
   vectorFromArray,
 } from 'apache-arrow';
 import { describe, expect, it } from 'vitest';
-import { formatRows, formatValue } from './format.js';
+import { formatRows, formatValue, valueAt } from './format.js';
 import { openParquet } from './reader.js';
 
 const dataDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../shared/parquet-testing/data');
@@ -72,6 +72,19 @@ describe('formatRows', () => {
     const file = await openParquet(await readFile(path.join(dataDir, 'int32_decimal.parquet')));
     const table = await file.scan({ limit: 3 }).toTable();
     expect(formatRows(table)).toEqual([{ value: '1.00' }, { value: '2.00' }, { value: '3.00' }]);
+  });
+
+  it('prints timestamps with every digit of their unit, and beyond 2^53 (INT96 from Spark) exactly', async () => {
+    const file = await openParquet(await readFile(path.join(dataDir, 'int96_from_spark.parquet')));
+    const table = await file.scan().toTable();
+    const rows = formatRows(table).map((r) => r.a);
+    // Microseconds kept; the row apache-arrow's get() cannot turn into a number is printed too.
+    expect(rows[0]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}$/);
+    expect(rows.every((r) => r === null || !r.includes('e+'))).toBe(true);
+    expect(() => table.getChildAt(0)?.get(5)).toThrow();
+    expect(typeof valueAt(table.getChildAt(0), 5)).toBe('bigint');
+    // Past what a Date holds (year 290,000): the exact count, with its unit.
+    expect(rows[5]).toBe('9089380393200000000 (microseconds since 1970)');
   });
 
   it('takes a window of rows', () => {

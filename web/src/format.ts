@@ -11,7 +11,17 @@
  * non-finite numbers as strings so `JSON.stringify` never throws or loses them.
  * {@link formatRows} does it for whole rows of a table or batch.
  */
-import { DataType, DateUnit, type Field, Precision, type RecordBatch, type Table, TimeUnit, util } from 'apache-arrow';
+import {
+  DataType,
+  DateUnit,
+  type Field,
+  Precision,
+  type RecordBatch,
+  type Table,
+  TimeUnit,
+  util,
+  type Vector,
+} from 'apache-arrow';
 
 /**
  * `DataType.isLargeList` (apache-arrow 21.2 and later) and `isLargeBinary` (15 and later), false
@@ -64,11 +74,40 @@ export function formatRows(
   for (let row = offset; row < end; row++) {
     const out: Record<string, string | null> = {};
     fields.forEach((field, i) => {
-      out[field.name] = formatValue(columns[i]?.get(row), field.type);
+      out[field.name] = formatValue(valueAt(columns[i], row), field.type);
     });
     rows.push(out);
   }
   return rows;
+}
+
+/**
+ * The value at `row` of `vector`, for {@link formatValue}: `vector.get(row)`, except that a
+ * timestamp comes as its raw `bigint` count of its unit — apache-arrow's `get` turns it into a
+ * float of milliseconds, which drops microseconds and nanoseconds and throws beyond 2^53 (INT96
+ * timestamps from Spark, far dates in nanoseconds).
+ *
+ * ```ts
+ * formatValue(valueAt(table.getChildAt(0), 5), field.type); // '2258-01-01T00:13:13.200000000'
+ * ```
+ */
+export function valueAt(vector: Vector | null | undefined, row: number): unknown {
+  if (vector === null || vector === undefined) return undefined;
+  if (!DataType.isTimestamp(vector.type)) return vector.get(row);
+  if (!vector.isValid(row)) return null;
+  let index = row;
+  for (const data of vector.data) {
+    if (index < data.length) {
+      const values = data.values as unknown as BigInt64Array | Int32Array;
+      // apache-arrow 21 keeps 64-bit values as such; 13 as pairs of 32-bit words (low, high).
+      if (values instanceof BigInt64Array) return values[index];
+      const low = BigInt((values[2 * index] ?? 0) >>> 0);
+      const high = BigInt(values[2 * index + 1] ?? 0);
+      return BigInt.asIntN(64, (high << 32n) | low);
+    }
+    index -= data.length;
+  }
+  return undefined;
 }
 
 /** Whether values of `type` are shown as JSON. */
@@ -123,6 +162,10 @@ function jsonReplacer(_key: string, value: unknown): unknown {
 function scalarText(raw: unknown, type: DataType): string {
   // apache-arrow before 15 gives dates and timestamps as `Date`s, later versions as milliseconds.
   const value = raw instanceof Date ? raw.getTime() : raw;
+  if (DataType.isTimestamp(type) && typeof value === 'bigint') {
+    const iso = exactIsoString(value, type.unit);
+    return type.timezone ? iso : iso.replace(/Z$/, '');
+  }
   if (DataType.isTimestamp(type) && typeof value === 'number') {
     // Without a time zone the value is wall-clock time, not an instant: drop the `Z`.
     const iso = isoString(value);
@@ -184,6 +227,33 @@ const TICKS_PER_SECOND: Record<TimeUnit, bigint> = {
   [TimeUnit.MICROSECOND]: 1_000_000n,
   [TimeUnit.NANOSECOND]: 1_000_000_000n,
 };
+
+/** Digits of a second's fraction in each unit. */
+const FRACTION_DIGITS: Record<TimeUnit, number> = {
+  [TimeUnit.SECOND]: 0,
+  [TimeUnit.MILLISECOND]: 3,
+  [TimeUnit.MICROSECOND]: 6,
+  [TimeUnit.NANOSECOND]: 9,
+};
+
+/**
+ * ISO 8601 of a count of `unit`s since the epoch, every digit of the unit kept
+ * (`2024-01-01T20:34:56.123456Z`); beyond what a `Date` holds (±275,760 years), the count itself.
+ */
+function exactIsoString(ticks: bigint, unit: TimeUnit): string {
+  const perSecond = TICKS_PER_SECOND[unit];
+  let seconds = ticks / perSecond;
+  let fraction = ticks % perSecond;
+  if (fraction < 0n) {
+    seconds -= 1n;
+    fraction += perSecond;
+  }
+  const date = new Date(Number(seconds) * 1000);
+  if (Number.isNaN(date.getTime())) return `${ticks} (${TimeUnit[unit].toLowerCase()}s since 1970)`;
+  const digits = FRACTION_DIGITS[unit];
+  const whole = date.toISOString().slice(0, 19);
+  return digits === 0 ? `${whole}Z` : `${whole}.${fraction.toString().padStart(digits, '0')}Z`;
+}
 
 /** `13:45:07.250` from a count of `unit`s since midnight. */
 function timeOfDay(ticks: bigint, unit: TimeUnit): string {

@@ -25,7 +25,7 @@ export {
   type ScanProgress,
 } from './file.js';
 export { and, Column, col, type FilterAst, FilterExpr, type FilterValue, not, or } from './filter.js';
-export { formatRows, formatValue } from './format.js';
+export { formatRows, formatValue, valueAt } from './format.js';
 export type {
   ColumnChunkMetadata,
   ColumnStatistics,
