@@ -68,6 +68,10 @@ test('filters the open file and shows the count the scan reports', async ({ page
   await page.waitForSelector('body[data-state=error]');
   await expect(page.locator('#filter-error')).toContainText('INVALID_FILTER');
   await expect(page.locator('#filter-error')).toContainText('l_quantity < AND\n             ^');
+  // The error replaces the results: no rows, count or query panel of the last filter stay.
+  await expect(page.locator('#rows tbody tr')).toHaveCount(0);
+  await expect(page.locator('#match-bar')).toBeHidden();
+  await expect(page.locator('#query-card')).toBeHidden();
   await page.screenshot({ path: info.outputPath('explorer-filter-error.png'), fullPage: true });
 });
 
@@ -137,12 +141,16 @@ test('cancels a long scan: the count stops, the page stays usable, no request is
     await page.waitForSelector('body[data-state=ready]', { timeout: 30_000 });
     await page.fill('#filter-input', "l_comment LIKE '%special%'");
     await page.click('#filter-button');
+    // At once, before any row of the new filter: the old rows are marked stale, the filter says
+    // it is running, and Cancel works.
+    await expect(page.locator('#rows')).toHaveClass(/stale/);
+    await expect(page.locator('#match-count')).toHaveText('Filtering…');
     await page.waitForSelector('#cancel-button:not([disabled])', { timeout: 30_000 });
     await page.screenshot({ path: info.outputPath('explorer-long-scan.png') });
     await page.click('#cancel-button', { timeout: 10_000 });
     await page.waitForSelector('body[data-state=ready]');
     await expect(page.locator('#status')).toHaveText('Cancelled.');
-    await expect(page.locator('#match-count')).toHaveText('');
+    await expect(page.locator('#match-count')).toHaveText('Cancelled.');
     await page.screenshot({ path: info.outputPath('explorer-cancelled.png'), fullPage: true });
     await expect.poll(() => slow.openRequests, { timeout: 5_000 }).toBe(0);
     // The page still works.

@@ -196,16 +196,32 @@ async function runFilter(): Promise<void> {
   page.filterError.hidden = true;
   const { signal, isCurrent } = beginWork();
   setStatus(text === '' ? 'Reading the first rows…' : 'Filtering…');
+  // From now until this filter's rows are in, what is shown belongs to the last one: say so, next
+  // to the filter, with Cancel (and Escape) working in every phase.
+  markStale(true);
+  page.queryCard.hidden = true;
+  page.matchBar.hidden = false;
+  page.matchCount.textContent = text === '' ? 'Reading the first rows…' : 'Filtering…';
+  delete page.matchCount.dataset.count;
+  page.progress.removeAttribute('value'); // indeterminate until the count reports progress
+  page.cancelButton.disabled = false;
   try {
     await showFirstRows(file, signal, isCurrent, text === '' ? undefined : text, text === '');
+    if (isCurrent()) markStale(false);
+    if (text === '' && isCurrent()) page.matchBar.hidden = true;
     if (text !== '' && isCurrent()) await countMatches(file, reader, text, signal, isCurrent);
   } catch (error) {
     if (!isCurrent()) return;
+    page.cancelButton.disabled = true;
     if (signal.aborted) {
       setStatus('Cancelled.');
+      page.matchCount.textContent = 'Cancelled.';
+      page.progress.value = 0;
       setState('ready');
       return;
     }
+    // An error replaces the results: nothing of the last filter's stays on screen.
+    clearFilterResults();
     const { code, message } = describeError(error);
     const position = (error as { position?: unknown }).position;
     const caret = typeof position === 'number' ? `\n${text}\n${' '.repeat(position)}^` : '';
@@ -214,6 +230,21 @@ async function runFilter(): Promise<void> {
     setStatus('');
     setState('error');
   }
+}
+
+/** Dims the first rows and their stats while they are the previous filter's. */
+function markStale(stale: boolean): void {
+  for (const panel of [page.rows, page.scanStats]) panel.classList.toggle('stale', stale);
+}
+
+/** Empties the filter card: rows, stats, count and the query panel. */
+function clearFilterResults(): void {
+  markStale(false);
+  page.rows.replaceChildren();
+  page.scanStats.replaceChildren();
+  page.matchBar.hidden = true;
+  page.matchCount.textContent = '';
+  page.queryCard.hidden = true;
 }
 
 /**
@@ -230,7 +261,7 @@ async function countMatches(
   setStatus('Counting the matching rows…');
   setState('loading');
   page.matchBar.hidden = false;
-  page.matchCount.textContent = '';
+  page.matchCount.textContent = 'Counting the matching rows…';
   page.progress.value = 0;
   page.cancelButton.disabled = false;
   const onProgress = (p: ScanProgress) => {
