@@ -344,11 +344,9 @@ pub fn plan_scan_with(
     let mut tasks: Vec<ReadTask> = Vec::with_capacity(specs.len());
     for (task_idx, (mut spec, rows_scanned)) in specs.into_iter().enumerate() {
         spec.task_idx = task_idx;
-        // A task that stops at a limit decodes only part of its filter columns: nothing to keep;
-        // nor does one whose filter columns cannot fit the worker's cache.
-        let keep = cacheable
-            && spec.limit.is_none()
-            && fits_column_cache(file, &spec, rows_scanned, &filter_leaves);
+        // Not a task whose filter columns cannot fit the worker's cache. One with a limit keeps
+        // its filter columns only if it saw all its rows (a rare filter), and a hit stops at it.
+        let keep = cacheable && fits_column_cache(file, &spec, rows_scanned, &filter_leaves);
         if let (true, Some(file_key)) = (keep, &request.file_key) {
             spec.cache_key = Some(cache_key(
                 file_key,

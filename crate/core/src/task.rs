@@ -298,14 +298,14 @@ impl TaskDecoder {
         let projection = Projection::try_new(file, spec.columns.as_deref())?;
         let stream = IpcStream::try_new(projection.output_schema())?;
         let (stage, cross, capture) = match (&spec.filter, &spec.cache_key, cached) {
-            (Some(expr), Some(_), Some(cached)) if spec.limit.is_none() => {
+            (Some(expr), Some(_), Some(cached)) => {
                 // Not decoded with, but it validates the row group, chunk sizes and filter as
                 // every other path does.
                 build_decoder_with_metrics(file, spec, metrics.clone())?;
                 let cross = CrossScan::start(file, spec, expr, &cached)?;
                 (Stage::FromKept, Some(cross), None)
             }
-            (Some(_), Some(_), None) if spec.limit.is_none() => {
+            (Some(_), Some(_), None) => {
                 // (An index out of range fails in the decoder's build below.)
                 let rg_rows = file
                     .metadata()
@@ -467,11 +467,13 @@ impl TaskDecoder {
             .as_ref()
             .filter(|c| !c.from_kept.is_empty())
             .map_or(0, |c| c.passed as u64);
-        // The decoder's filter may still hold the capture: take what it kept.
+        // The decoder's filter may still hold the capture: take what it kept. A task that stopped
+        // at its limit saw only part of its rows: nothing to cache.
         let capture = self
             .capture
             .take()
             .map(|capture| std::mem::replace(&mut *locked(&capture), Capture::new(0, 0)));
+        let complete = capture.as_ref().is_some_and(|c| c.rows >= c.expected_rows);
         Ok(TaskOutput {
             ipc: stream.finish()?,
             rows,
@@ -481,7 +483,10 @@ impl TaskDecoder {
                 + from_kept_rows,
             cache_hit: cross.is_some(),
             cache_rejected_bytes: capture.as_ref().map_or(0, |c| c.rejected_bytes),
-            collected: capture.and_then(|c| c.kept).map(Arc::new),
+            collected: capture
+                .and_then(|c| c.kept)
+                .filter(|_| complete)
+                .map(Arc::new),
         })
     }
 
@@ -527,6 +532,9 @@ impl TaskDecoder {
                 expected as u64,
                 cross.spec.row_group_idx,
             ));
+        }
+        if let Some(limit) = cross.spec.limit {
+            keep_first_passed(&mut cross.masks, limit);
         }
         cross.passed = cross.masks.iter().map(BooleanArray::true_count).sum();
         let schema = cross.file.metadata().file_metadata().schema_descr();
@@ -623,6 +631,30 @@ impl TaskDecoder {
         self.cross
             .as_mut()
             .ok_or_else(|| SkimError::internal("cross-scan step on a fused task"))
+    }
+}
+
+/// Keeps the first `limit` rows that passed (masks without nulls, in row order); later ones are
+/// dropped, as a task that stops at its limit drops them.
+fn keep_first_passed(masks: &mut [BooleanArray], limit: u64) {
+    let mut left = usize::try_from(limit).unwrap_or(usize::MAX);
+    for mask in masks.iter_mut() {
+        let passed = mask.true_count();
+        if passed <= left {
+            left -= passed;
+            continue;
+        }
+        let mut kept = 0;
+        *mask = mask
+            .values()
+            .iter()
+            .map(|pass| {
+                let keep = pass && kept < left;
+                kept += usize::from(keep);
+                Some(keep)
+            })
+            .collect();
+        left = 0;
     }
 }
 

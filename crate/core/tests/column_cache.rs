@@ -284,3 +284,54 @@ fn a_conjunction_keeps_all_rows_of_its_columns_for_the_next_filter() {
     assert_eq!(concat(&schema, &batches), concat(&schema, &expected));
     assert!(!batches.is_empty() && batches.iter().map(|b| b.num_rows()).sum::<usize>() > 0);
 }
+
+/// Scans with a limit (first rows) use the cache and fill it: arrow-rs evaluates a task's filter
+/// over all its rows before it reads the output up to the limit, so even a frequent filter's
+/// first rows keep the filter columns; a hit stops at the limit. The rows equal the fused path's,
+/// limit applied the same way.
+#[test]
+fn first_rows_use_and_fill_the_cache() {
+    let file = sample_file();
+    let (parquet, _) = open(&file, 512 * 1024);
+    let mut cache = ColumnCache::new(64 << 20);
+    let limited = |filter: &str, limit: u64| ScanRequest {
+        limit: Some(limit),
+        ..request(filter, "sample@v1")
+    };
+    let first_rows = |batches: &[arrow_array::RecordBatch], limit: usize| {
+        common::ids(batches, "id")
+            .into_iter()
+            .take(limit)
+            .collect::<Vec<_>>()
+    };
+    let fused_ids = |r: &ScanRequest| {
+        let expected = scan(
+            &parquet,
+            &file,
+            &ScanRequest {
+                file_key: None,
+                ..r.clone()
+            },
+        );
+        common::ids(&expected, "id")
+    };
+    let frequent = limited("name LIKE '%1%'", 10);
+    let (batches, _, hits) = run(&parquet, &file, &frequent, &mut cache);
+    assert_eq!(hits, 0);
+    assert_eq!(first_rows(&batches, 10), fused_ids(&frequent));
+    assert_eq!(cache.stats().entries, 3);
+    // Edited filters' first rows come from the cache, each task stopping at the limit: a rare
+    // one (fewer matches than the limit) and a frequent one.
+    for (filter, limit) in [("name LIKE '%9999%'", 5), ("name LIKE '%12%'", 7)] {
+        let edited = limited(filter, limit);
+        let (batches, asked, hits) = run(&parquet, &file, &edited, &mut cache);
+        assert_eq!(hits, 3, "{filter}");
+        assert_eq!(
+            first_rows(&batches, limit as usize),
+            fused_ids(&edited),
+            "{filter}"
+        );
+        assert!(batches.iter().all(|b| b.num_rows() <= limit as usize));
+        assert!(!asked.is_empty() || batches.is_empty());
+    }
+}
