@@ -408,8 +408,10 @@ fn looks_like(head: &[u8]) -> Option<&'static str> {
         .to_ascii_lowercase();
     let kind = if text.starts_with("<!doctype html") || text.starts_with("<html") {
         "an HTML page (a server's error or index page?)"
-    } else if text.starts_with('<') {
+    } else if text.starts_with("<?xml") || text.starts_with("<error") {
         "XML (an object store's error response?)"
+    } else if text.starts_with('<') {
+        "HTML or XML text"
     } else if text.starts_with('{') || text.starts_with('[') {
         "JSON"
     } else if head.starts_with(b"PK\x03\x04") {

@@ -98,9 +98,11 @@ describe('HybridExecutor', () => {
     const file = { fileId: 7, fileLen: 10, starts: [], buffers: [], viewTypes: false };
     hybrid.openFile(file, {});
     hybrid.prepare(file, 600);
+    // Over inlineScanBytes (600) but within one page task (1000): still the page's.
+    hybrid.prepare(file, 1000);
     expect(pool.started).toBe(0);
     expect(pool.shown).toEqual([]);
-    hybrid.prepare(file, 601);
+    hybrid.prepare(file, 1001);
     expect(pool.started).toBe(1);
     expect(pool.shown).toEqual([7]);
   });
