@@ -30,6 +30,25 @@ test('opens the sample file from ?url= and shows its schema and first rows', asy
   await page.screenshot({ path: info.outputPath('explorer-sample.png'), fullPage: true });
 });
 
+test('copies a link that opens the same file', async ({ page, context, explorerUrl }) => {
+  await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  await page.goto(`${explorerUrl}/`);
+  await expect(page.locator('#copy-link')).toBeHidden();
+  await page.fill('#url-input', '/data/lineitem-sf1.parquet');
+  await page.click('#open-button');
+  await page.waitForSelector('body[data-state=ready]');
+  await page.click('#copy-link');
+  await expect(page.locator('#status')).toHaveText('Link copied.');
+  const link = await page.evaluate(() => navigator.clipboard.readText());
+  expect(new URL(link).searchParams.get('url')).toBe('/data/lineitem-sf1.parquet');
+  // The link opens the file.
+  const other = await context.newPage();
+  await other.goto(link);
+  await other.waitForSelector('body[data-state=ready]');
+  await expect(other.locator('#row-count')).toHaveText('100 rows');
+  await expect(other.locator('#copy-link')).toBeVisible();
+});
+
 test('opens a local file through the file chooser', async ({ page, explorerUrl }, info) => {
   await page.goto(`${explorerUrl}/`);
   await page.setInputFiles('#file-input', path.join(parquetTestingDir, 'alltypes_plain.parquet'));
@@ -187,7 +206,9 @@ test('the data grid scrolls to row 5,000,000 fetching only the pages it shows; t
   await page.hover('#grid-viewport');
   await page.mouse.wheel(0, 2000);
   await expect.poll(async () => Number(await page.locator('#grid').getAttribute('data-first-row'))).toBeGreaterThan(0);
-  await page.evaluate(() => (window as unknown as Handles).explorer.grid?.scrollToRow(5_000_000));
+  // "Go to row".
+  await page.fill('#goto-input', '5000000');
+  await page.press('#goto-input', 'Enter');
   const row = page.locator('#grid-rows tr[data-row="5000000"]:not(.loading)');
   await row.waitFor();
   const expected = await page.evaluate(async () => {

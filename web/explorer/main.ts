@@ -95,6 +95,9 @@ const page = {
   columnChunks: byId<HTMLTableElement>('column-chunks'),
   grid: byId('grid'),
   picker: byId('column-picker'),
+  gotoForm: byId<HTMLFormElement>('goto-form'),
+  gotoInput: byId<HTMLInputElement>('goto-input'),
+  copyLink: byId<HTMLButtonElement>('copy-link'),
 };
 
 /** The data grid of the open file. */
@@ -350,6 +353,8 @@ function parseHeaders(text: string): Record<string, string> {
 function rememberUrl(url: string | null): void {
   const query = url === null ? '' : `?url=${encodeURIComponent(url).replace(/%2F/gi, '/').replace(/%3A/gi, ':')}`;
   history.replaceState(null, '', `${location.pathname}${query}`);
+  // A URL makes a link that opens the file again; a local file does not.
+  page.copyLink.hidden = url === null;
 }
 
 /** Hides and empties the panels of the previous file. */
@@ -416,6 +421,22 @@ page.cancelButton.addEventListener('click', () => {
 
 // Scrollable regions take keyboard focus, so that arrow keys scroll them.
 for (const region of document.querySelectorAll<HTMLElement>('.scroll-x')) region.tabIndex = 0;
+
+// "Go to row N": the grid scrolls so that row N (as numbered in the grid) is in view.
+page.gotoForm.addEventListener('submit', (event) => {
+  event.preventDefault();
+  const row = Number(page.gotoInput.value);
+  if (grid === undefined || !Number.isSafeInteger(row) || row < 0) return;
+  grid.scrollToRow(Math.min(row, grid.totalRows - 1));
+});
+
+// A link to this page with this file open (`?url=`), for sharing.
+page.copyLink.addEventListener('click', () => {
+  navigator.clipboard.writeText(location.href).then(
+    () => setStatus('Link copied.'),
+    () => setStatus(`Copy this link: ${location.href}`),
+  );
+});
 
 // Escape cancels a running scan, as the Cancel button does.
 document.addEventListener('keydown', (event) => {
