@@ -229,6 +229,22 @@ test('the data grid scrolls to row 5,000,000 fetching only the pages it shows; t
   expect(cost).toBeGreaterThan(0);
   expect(cost).toBeLessThan(fileBytes * 0.05);
   await page.screenshot({ path: info.outputPath('explorer-grid-far-down.png'), fullPage: true });
+  // The last row can be reached, and shows whole.
+  await page.fill('#goto-input', '6001214');
+  await page.press('#goto-input', 'Enter');
+  const last = page.locator('#grid-rows tr[data-row="6001214"]:not(.loading)');
+  await last.waitFor();
+  // Whole, vertically, inside the grid's viewport (rows are wider than it: it scrolls sideways).
+  const [rowBox, viewBox] = await Promise.all([last.boundingBox(), page.locator('#grid-viewport').boundingBox()]);
+  expect(rowBox).not.toBeNull();
+  expect(viewBox).not.toBeNull();
+  if (rowBox !== null && viewBox !== null) {
+    expect(rowBox.y).toBeGreaterThanOrEqual(viewBox.y);
+    expect(rowBox.y + rowBox.height).toBeLessThanOrEqual(viewBox.y + viewBox.height);
+  }
+  await page.fill('#goto-input', '5000000');
+  await page.press('#goto-input', 'Enter');
+  await row.waitFor();
   // The column picker: keep l_orderkey and l_shipdate only.
   for (const name of [
     'l_partkey',

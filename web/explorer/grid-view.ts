@@ -10,8 +10,11 @@
  *   fetch in flight for a block scrolled away is aborted.
  * - Browsers cap an element's height (~33 M px in Chromium), below 6 M rows × 24 px, so the
  *   scroll range is mapped linearly onto the row range: the spacer is at most
- *   {@link MAX_SPACER_PX} tall and the first visible row is `scrollTop / (scrollHeight -
- *   clientHeight) × (rows - visible)`. The rendered rows sit in a sticky layer at the top.
+ *   {@link MAX_SPACER_PX} tall and the first visible row is `scrollTop / (spacer − clientHeight)
+ *   × (rows − visible)`. The rendered rows sit in a layer placed at `scrollTop`. How many rows
+ *   are visible is measured (header and row heights as rendered), so that the layer never
+ *   outgrows the viewport: a taller layer stretched the scroll range at the bottom, cut the
+ *   last row in half and left the last rows of SF1 out of reach.
  * - The column picker chooses which top-level columns are read: changing it drops the blocks.
  * - `data-first-row` on the grid and `data-row` on each rendered row say what is shown (tests).
  */
@@ -45,6 +48,11 @@ export class DataGrid {
   private numeric: boolean[] = [];
   private frame = 0;
   private disposed = false;
+  /** The spacer's height: the scroll range, whatever the layer does. */
+  private spacerPx = 0;
+  /** Heights of the header and of a row as last rendered. */
+  private headPx = ROW_PX * 2;
+  private rowPx = ROW_PX;
   /** Rows fetched and range requests made by the grid (what scrolling cost). */
   readonly cost = { rows: 0, bytes: 0, requests: 0 };
 
@@ -76,10 +84,14 @@ export class DataGrid {
 
   /** Scrolls so that `row` is the first visible row. */
   scrollToRow(row: number): void {
-    const range = this.viewport.scrollHeight - this.viewport.clientHeight;
     const span = Math.max(1, this.totalRows - this.visibleRows());
-    this.viewport.scrollTop = Math.round((Math.min(row, span) / span) * range);
+    this.viewport.scrollTop = Math.round((Math.min(row, span) / span) * this.scrollRange());
     this.schedule();
+  }
+
+  /** Pixels the viewport scrolls through, from the spacer alone. */
+  private scrollRange(): number {
+    return Math.max(0, this.spacerPx - this.viewport.clientHeight);
   }
 
   dispose(): void {
@@ -113,7 +125,8 @@ export class DataGrid {
       ),
     );
     this.layer.replaceChildren(head, el('tbody'));
-    this.spacer.style.height = `${Math.min(MAX_SPACER_PX, this.totalRows * ROW_PX)}px`;
+    this.spacerPx = Math.min(MAX_SPACER_PX, this.totalRows * ROW_PX);
+    this.spacer.style.height = `${this.spacerPx}px`;
     this.schedule();
   }
 
@@ -136,17 +149,27 @@ export class DataGrid {
     this.picker.replaceChildren(...boxes);
   }
 
+  /** Whole rows that fit under the header (the layer must not outgrow the viewport). */
   private visibleRows(): number {
-    // The header row takes the first line; the rendered layer must not outgrow the viewport,
-    // or it would stretch the scroll range it is placed by.
-    return Math.floor(VIEWPORT_PX / ROW_PX) - 2;
+    const height = this.viewport.clientHeight || VIEWPORT_PX;
+    return Math.max(1, Math.floor((height - this.headPx) / this.rowPx));
   }
 
   private firstVisibleRow(): number {
-    const range = this.viewport.scrollHeight - this.viewport.clientHeight;
+    const range = this.scrollRange();
     const span = Math.max(0, this.totalRows - this.visibleRows());
     if (range <= 0) return 0;
     return Math.min(span, Math.round((this.viewport.scrollTop / range) * span));
+  }
+
+  /** Measures the header and a row as rendered; true if either changed (then render again). */
+  private measure(): boolean {
+    const head = this.layer.tHead?.getBoundingClientRect().height ?? 0;
+    const row = this.layer.tBodies[0]?.rows[0]?.getBoundingClientRect().height ?? 0;
+    const changed = (head > 0 && head !== this.headPx) || (row > 0 && row !== this.rowPx);
+    if (head > 0) this.headPx = head;
+    if (row > 0) this.rowPx = row;
+    return changed;
   }
 
   private schedule(): void {
@@ -203,6 +226,7 @@ export class DataGrid {
     }
     this.layer.tBodies[0]?.replaceWith(body);
     this.layer.style.top = `${this.viewport.scrollTop}px`;
+    if (this.measure()) this.schedule();
     this.target.dataset.firstRow = String(first);
   }
 
