@@ -197,6 +197,30 @@ impl Capture {
     }
 }
 
+/// A cross-scan miss: the fused decoder, its filter keeping the batches it sees in the capture.
+fn capturing_decoder(
+    file: &ParquetFile,
+    spec: &TaskSpec,
+    metrics: ArrowReaderMetrics,
+) -> Result<(ParquetPushDecoder, Arc<Mutex<Capture>>)> {
+    // (An index out of range fails in the decoder's build below.)
+    let rg_rows = file
+        .metadata()
+        .row_groups()
+        .get(spec.row_group_idx)
+        .map_or(0, |rg| rg.num_rows());
+    let rows = task_selection(file, spec)?.map_or(rows_of(rg_rows), |s| s.row_count());
+    let capture = Arc::new(Mutex::new(Capture::new(
+        spec.column_cache_bytes,
+        rows as u64,
+    )));
+    let keep = Arc::clone(&capture);
+    let decoder = build_fused_decoder(file, spec, metrics, |filter| {
+        filter.observed_row_filter(file, move |batch| locked(&keep).keep(batch))
+    })?;
+    Ok((decoder, capture))
+}
+
 /// The capture, whatever a panic elsewhere did to its lock (a batch is kept whole or not at all).
 fn locked(capture: &Mutex<Capture>) -> std::sync::MutexGuard<'_, Capture> {
     capture
@@ -306,19 +330,7 @@ impl TaskDecoder {
                 (Stage::FromKept, Some(cross), None)
             }
             (Some(_), Some(_), None) => {
-                // (An index out of range fails in the decoder's build below.)
-                let rg_rows = file
-                    .metadata()
-                    .row_groups()
-                    .get(spec.row_group_idx)
-                    .map_or(0, |rg| rg.num_rows());
-                let rows = task_selection(file, spec)?.map_or(rows_of(rg_rows), |s| s.row_count());
-                let budget = spec.column_cache_bytes;
-                let capture = Arc::new(Mutex::new(Capture::new(budget, rows as u64)));
-                let keep = Arc::clone(&capture);
-                let decoder = build_fused_decoder(file, spec, metrics.clone(), |filter| {
-                    filter.observed_row_filter(file, move |batch| locked(&keep).keep(batch))
-                })?;
+                let (decoder, capture) = capturing_decoder(file, spec, metrics.clone())?;
                 (Stage::Decode(decoder), None, Some(capture))
             }
             _ => {
