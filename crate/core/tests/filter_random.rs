@@ -21,7 +21,6 @@ use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, Field, Fields, Schema};
 use bytes::Bytes;
 use common::{open, scan_with_io, Rng};
-use parquet::arrow::ArrowWriter;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet_skim_core::{Expr, ScanRequest};
 use serde_json::{json, Value};
@@ -128,11 +127,7 @@ fn generate(rng: &mut Rng) -> Bytes {
         .set_statistics_truncate_length(Some(8))
         .set_column_index_truncate_length(Some(8))
         .build();
-    let mut out = Vec::new();
-    let mut writer = ArrowWriter::try_new(&mut out, schema, Some(props)).expect("writer");
-    writer.write(&batch).expect("write");
-    writer.close().expect("close");
-    Bytes::from(out)
+    common::write_parquet(&batch, props)
 }
 
 /// The rows of an unfiltered scan, decoded into [`Row`]s.

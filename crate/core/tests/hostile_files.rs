@@ -21,7 +21,6 @@ use arrow_ipc::reader::StreamReader;
 use arrow_schema::{DataType, Field, Schema};
 use bytes::Bytes;
 use common::{parquet_testing, record_case, sample_file};
-use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::data_type::{ByteArray, ByteArrayType};
 use parquet::file::metadata::{
@@ -236,12 +235,8 @@ fn strings_file(rows: usize, distinct: usize, len: usize, dictionary: bool) -> B
 }
 
 fn write(schema: Arc<Schema>, columns: Vec<ArrayRef>, props: WriterProperties) -> Bytes {
-    let batch = RecordBatch::try_new(Arc::clone(&schema), columns).expect("batch");
-    let mut out = Vec::new();
-    let mut writer = ArrowWriter::try_new(&mut out, schema, Some(props)).expect("writer");
-    writer.write(&batch).expect("write");
-    writer.close().expect("close");
-    Bytes::from(out)
+    let batch = RecordBatch::try_new(schema, columns).expect("batch");
+    common::write_parquet(&batch, props)
 }
 
 /// A UTF8-annotated BYTE_ARRAY column holding invalid UTF-8, written with the low-level writer

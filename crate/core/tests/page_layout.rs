@@ -12,7 +12,6 @@ use arrow_array::{ArrayRef, Int64Array, ListArray, RecordBatch, StringArray};
 use arrow_ipc::reader::StreamReader;
 use arrow_schema::{DataType, Field, Schema};
 use bytes::Bytes;
-use parquet::arrow::ArrowWriter;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet_skim_core::bytes_cache::ByteCache;
 use parquet_skim_core::page_layout::PageLayouts;
@@ -62,11 +61,7 @@ fn file(offset_index: bool) -> Bytes {
         .set_column_dictionary_enabled("text".into(), false)
         .set_offset_index_disabled(!offset_index)
         .build();
-    let mut out = Vec::new();
-    let mut writer = ArrowWriter::try_new(&mut out, schema, Some(props)).expect("writer");
-    writer.write(&batch).expect("write");
-    writer.close().expect("close");
-    Bytes::from(out)
+    common::write_parquet(&batch, props)
 }
 
 /// Walks as the JS side does (`file.ts`): ask, fetch, push, at most `rounds` times; then plans.

@@ -63,9 +63,14 @@ pub fn sample_file() -> Bytes {
         // Unique values: a dictionary would hold the whole chunk and hide page-level reads.
         .set_dictionary_enabled(false)
         .build();
+    write_parquet(&batch, props)
+}
+
+/// `batch` written as a Parquet file with `props` (one `ArrowWriter`, closed).
+pub fn write_parquet(batch: &RecordBatch, props: WriterProperties) -> Bytes {
     let mut out = Vec::new();
-    let mut writer = ArrowWriter::try_new(&mut out, schema, Some(props)).expect("writer");
-    writer.write(&batch).expect("write");
+    let mut writer = ArrowWriter::try_new(&mut out, batch.schema(), Some(props)).expect("writer");
+    writer.write(batch).expect("write");
     writer.close().expect("close");
     Bytes::from(out)
 }
