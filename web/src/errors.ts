@@ -29,6 +29,11 @@ export type ErrorCode =
   | 'UNKNOWN_COLUMN'
   /** An option is malformed or out of range. */
   | 'INVALID_ARGUMENT'
+  /**
+   * The files of a dataset disagree: a column's types cannot be widened to one, or a path's
+   * partition value does not fit its column's type. The message names the column and the files.
+   */
+  | 'SCHEMA_MISMATCH'
   /** The server answered a range request with an error status (403, 404, 416, 500, …). */
   | 'HTTP_STATUS'
   /** The server ignored the `Range` header and sent the whole file. */
@@ -59,6 +64,7 @@ const CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'TYPE_MISMATCH',
   'UNKNOWN_COLUMN',
   'INVALID_ARGUMENT',
+  'SCHEMA_MISMATCH',
   'HTTP_STATUS',
   'RANGE_NOT_SUPPORTED',
   'BAD_CONTENT_RANGE',

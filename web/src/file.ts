@@ -16,7 +16,7 @@ import type { Source } from './io/source.js';
 import type { FileMetadata, RequestLogEntry } from './metadata.js';
 import { type RowGroupFate, Scan, type ScanStats } from './scan.js';
 import type { Executor, FileFooter, TaskResult } from './scheduler/executor.js';
-import { type PhaseCosts, type ReadPlan, runPlan } from './scheduler/scheduler.js';
+import { type PhaseCosts, type ReadPlan, runPlan, type ScanPart } from './scheduler/scheduler.js';
 import type { ParquetFileHandle } from './wasm/parquet_skim_wasm.js';
 import type { Chunk } from './worker/protocol.js';
 
@@ -221,39 +221,26 @@ export class ParquetFile {
    * current.
    */
   private async *execute(planned: Planned, callerSignal: AbortSignal | undefined): AsyncGenerator<TaskResult> {
-    const { request, stats } = planned;
+    const { stats } = planned;
     // The caller's signal, and the reader's lifetime: dispose() aborts requests and tasks at once.
     const { lifetime } = this.context;
     const signal = callerSignal === undefined ? lifetime : AbortSignal.any([callerSignal, lifetime]);
-    let { plan } = planned;
     const started = performance.now();
     // Row groups with a task whose filter columns were not cached.
     const missed = new Set<number>();
-    const cost: PhaseCosts = { filter: { requests: 0, bytes: 0, ms: 0 }, output: { requests: 0, bytes: 0, ms: 0 } };
+    const cost = newPhaseCosts();
     const sync = () => syncStats(stats, cost, planned.startedAt, started);
-    // A new plan keeps the scan's counters and its timeline (the caller holds it).
-    const replan = () => {
-      plan = JSON.parse(this.handle.planScan(request)) as ReadPlan;
-      const { timeline, pageWalkRounds } = stats;
-      Object.assign(stats, statsOf(plan, this.context), { timeline, pageWalkRounds });
-    };
     try {
       throwIfAborted(signal);
-      this.assertOpen();
-      const held = await this.walkPages(request, signal, cost, stats);
-      if (held.length > 0) replan();
-      if (await this.readBlooms(request, signal, cost)) replan();
-      const results = runPlan(plan, {
-        file: this.footer,
-        reader: this.source,
+      const part = await this.preparePart(planned, signal, cost);
+      const results = runPlan(planned.plan, {
+        ...part,
         io: this.context.io,
         executor: this.context.executor,
         readAheadBytes: this.context.readAheadBytes,
         readAheadDecodedBytes: this.context.readAheadDecodedBytes,
         prefetchOutputBytes: this.context.prefetchOutputBytes,
         ...(signal !== undefined ? { signal } : {}),
-        held,
-        cost,
         onTaskStart: () => {
           stats.timeline.firstTask ??= performance.now() - planned.startedAt;
         },
@@ -276,6 +263,40 @@ export class ParquetFile {
     } finally {
       sync();
     }
+  }
+
+  /**
+   * What runs before a planned scan's tasks: page headers walked (a file without an offset index)
+   * and bloom filters read, each followed by planning again (`planned.plan` and its stats are
+   * replaced). Returns the scan's part for the scheduler.
+   */
+  private async preparePart(planned: Planned, signal: AbortSignal, cost: PhaseCosts): Promise<ScanPart> {
+    const { request, stats } = planned;
+    // A new plan keeps the scan's counters and its timeline (the caller holds it).
+    const replan = () => {
+      planned.plan = JSON.parse(this.handle.planScan(request)) as ReadPlan;
+      const { timeline, pageWalkRounds } = stats;
+      Object.assign(stats, statsOf(planned.plan, this.context), { timeline, pageWalkRounds });
+    };
+    this.assertOpen();
+    const held = await this.walkPages(request, signal, cost, stats);
+    if (held.length > 0) replan();
+    if (await this.readBlooms(request, signal, cost)) replan();
+    return { file: this.footer, reader: this.source, tasks: planned.plan.tasks, held, cost };
+  }
+
+  /**
+   * @internal A dataset's scan of this file: plans `fields` at once (bad options throw here), and
+   * `prepare` readies the part the dataset's scheduler runs, as a scan of this file alone would.
+   * `schemaIpc` is the Arrow schema of the part's batches.
+   */
+  planPart(fields: Record<string, unknown>, startedAt: number): FilePart {
+    const planned = this.plan(fields, startedAt);
+    return {
+      planned,
+      schemaIpc: () => this.handle.scanSchemaIpc(planned.request),
+      prepare: (signal, cost) => this.preparePart(planned, signal, cost),
+    };
   }
 
   private assertOpen(): void {
@@ -416,8 +437,20 @@ export class ParquetFile {
   }
 }
 
+/** @internal A file's share of a dataset's scan (see {@link ParquetFile.planPart}). */
+export interface FilePart {
+  planned: Planned;
+  schemaIpc(): Uint8Array;
+  prepare(signal: AbortSignal, cost: PhaseCosts): Promise<ScanPart>;
+}
+
+/** Fresh I/O counters of a scan's two phases. */
+export function newPhaseCosts(): PhaseCosts {
+  return { filter: { requests: 0, bytes: 0, ms: 0 }, output: { requests: 0, bytes: 0, ms: 0 } };
+}
+
 /** A plan with its request and live statistics. */
-interface Planned {
+export interface Planned {
   request: string;
   plan: ReadPlan;
   stats: ScanStats;
@@ -443,7 +476,7 @@ export interface AggregateResult<K extends string> {
 }
 
 /** Brings a scan's I/O counters and timeline up to date from its phases' costs. */
-function syncStats(stats: ScanStats, cost: PhaseCosts, plannedAt: number, started: number): void {
+export function syncStats(stats: ScanStats, cost: PhaseCosts, plannedAt: number, started: number): void {
   const since = (at: number | undefined) => (at === undefined ? null : at - plannedAt);
   const earliest = (a: number | undefined, b: number | undefined) =>
     a === undefined ? b : b === undefined ? a : Math.min(a, b);
@@ -462,7 +495,7 @@ function syncStats(stats: ScanStats, cost: PhaseCosts, plannedAt: number, starte
  * and what the cross-scan cache did. A row group split into tasks is `cached` only if every one of
  * them hit (`missed`: the row groups where one did not).
  */
-function countTask(stats: ScanStats, missed: Set<number>, rowGroup: number, result: TaskResult): void {
+export function countTask(stats: ScanStats, missed: Set<number>, rowGroup: number, result: TaskResult): void {
   stats.tasksDone += 1;
   stats.decodeMs += result.decodeMs;
   stats.queueMs += result.queueMs;

@@ -69,10 +69,31 @@ export interface PhaseCosts {
   output: IoCost;
 }
 
-/** What a scan needs to run. */
-export interface ScanContext {
+/**
+ * One file's share of a scan: its planned tasks and where their bytes come from. A scan of one
+ * file has one part; a dataset's scan has a part per file, planned as the scan reaches it.
+ */
+export interface ScanPart {
   file: FileFooter;
   reader: RangeReader;
+  tasks: readonly PlannedTask[];
+  /** Bytes read before planning (page headers walked): tasks take them instead of fetching. */
+  held?: readonly Chunk[];
+  /** I/O counters, updated as requests complete. */
+  cost: PhaseCosts;
+  /**
+   * A task of this part that fails is yielded as `{ error }` instead of failing the scan (a
+   * dataset's `onFileError: 'skip'`); cancellation still rejects.
+   */
+  yieldErrors?: boolean;
+  /** Called when a task, its first bytes fetched, is handed to the executor. */
+  onTaskStart?(task: PlannedTask): void;
+  /** Called when a task's result is handed out. */
+  onTaskDone?(task: PlannedTask, result: TaskResult): void;
+}
+
+/** What every part of a scan shares: the I/O queue, the executor and the read-ahead bounds. */
+export interface SchedulerContext {
   io: IoQueue;
   executor: Executor;
   /** Most planned bytes in flight ahead of the consumer (at least one task always runs). */
@@ -89,15 +110,13 @@ export interface ScanContext {
   prefetchOutputBytes: number;
   /** The caller's signal, if any. */
   signal?: AbortSignal;
-  /** Bytes read before planning (page headers walked): tasks take them instead of fetching. */
-  held?: readonly Chunk[];
-  /** I/O counters, updated as requests complete. */
-  cost: PhaseCosts;
-  /** Called when a task, its first bytes fetched, is handed to the executor. */
-  onTaskStart?(task: PlannedTask): void;
-  /** Called when a task's result is handed out. */
-  onTaskDone?(task: PlannedTask, result: TaskResult): void;
 }
+
+/** What a scan of one file needs to run: the shared context and its one part (less its tasks). */
+export type ScanContext = SchedulerContext & Omit<ScanPart, 'tasks' | 'yieldErrors'>;
+
+/** A task's outcome in a multi-part scan, with the part it belongs to. */
+export type PartOutcome = { part: ScanPart; result: TaskResult } | { part: ScanPart; error: unknown };
 
 /**
  * Decoded (Arrow IPC) bytes per planned (compressed, encoded) byte assumed before a task of the
@@ -114,6 +133,27 @@ const bytesOf = (task: PlannedTask): number => rangeBytes(task.filterRanges) + r
 
 /** Runs `plan`, yielding each task's result in plan order. */
 export async function* runPlan(plan: ReadPlan, context: ScanContext): AsyncGenerator<TaskResult> {
+  const part: ScanPart = { ...context, tasks: plan.tasks };
+  async function* one(): AsyncGenerator<ScanPart> {
+    yield part;
+  }
+  for await (const outcome of runParts(one(), plan.limit !== null, context)) {
+    if ('error' in outcome) throw outcome.error;
+    yield outcome.result;
+  }
+}
+
+/**
+ * Runs the tasks of `parts` as one scan, yielding each task's outcome in order (part by part, task
+ * by task). The next part is pulled only when the window has room for its tasks and every task
+ * known so far has been launched, so a `limited` scan (a `limit` over a filter: how many tasks it
+ * needs is unknown) that ends early never plans the parts after it.
+ */
+export async function* runParts(
+  parts: AsyncIterator<ScanPart>,
+  limited: boolean,
+  context: SchedulerContext,
+): AsyncGenerator<PartOutcome> {
   const internal = new AbortController();
   const onOuterAbort = () => internal.abort(context.signal === undefined ? undefined : abortReason(context.signal));
   context.signal?.addEventListener('abort', onOuterAbort, { once: true });
@@ -123,39 +163,68 @@ export async function* runPlan(plan: ReadPlan, context: ScanContext): AsyncGener
   // A filtered scan with a limit cannot know how many tasks it needs: start with one, and double
   // the tasks in flight each time a task's result did not end the scan (so `limit: 100` over a
   // filter that matches early fetches one task's pages, not a window's).
-  let window = plan.limit === null ? fullWindow : 1;
+  let window = limited ? 1 : fullWindow;
+  // Every task known so far, in scan order, with its part and planned bytes (consulted by the
+  // bounds below on every launch).
+  const known: Array<{ part: ScanPart; task: PlannedTask; bytes: number }> = [];
+  let exhausted = false;
+  let scanPlannedBytes = 0;
+  const pull = async (): Promise<boolean> => {
+    while (!exhausted) {
+      const next = await parts.next();
+      if (next.done === true) {
+        exhausted = true;
+        break;
+      }
+      const part = next.value;
+      if (part.tasks.length === 0) continue;
+      for (const task of part.tasks) {
+        const bytes = bytesOf(task);
+        scanPlannedBytes += bytes;
+        known.push({ part, task, bytes });
+      }
+      context.executor.prepare?.(part.file, scanPlannedBytes);
+      return true;
+    }
+    return false;
+  };
   const running: Array<Promise<TaskResult> | undefined> = [];
-  // Each task's planned bytes, once: the bounds below consult them on every launch.
-  const planned = plan.tasks.map(bytesOf);
-  const scanPlannedBytes = planned.reduce((sum, bytes) => sum + bytes, 0);
-  if (plan.tasks.length > 0) context.executor.prepare?.(context.file, scanPlannedBytes);
   const decoded = new DecodedAhead();
   let launched = 0;
   let bytesAhead = 0;
   try {
-    for (let next = 0; next < plan.tasks.length; next++) {
-      while (launched < plan.tasks.length && launched - next < window) {
-        const task = plan.tasks[launched] as PlannedTask;
-        const taskBytes = planned[launched] as number;
+    for (let next = 0; ; next++) {
+      while (launched - next < window) {
+        if (launched === known.length && !(await pull())) break;
+        const { part, task, bytes } = known[launched] as (typeof known)[number];
         // Read-ahead is bounded by bytes too: a slow consumer never has more than this fetched,
         // nor more than this decoded.
-        if (launched > next && bytesAhead + taskBytes > context.readAheadBytes) break;
-        if (launched > next && decoded.ahead() + decoded.estimate(taskBytes) > context.readAheadDecodedBytes) break;
-        bytesAhead += taskBytes;
+        if (launched > next && bytesAhead + bytes > context.readAheadBytes) break;
+        if (launched > next && decoded.ahead() + decoded.estimate(bytes) > context.readAheadDecodedBytes) break;
+        bytesAhead += bytes;
         const index = launched;
-        decoded.launch(index, taskBytes);
-        const promise = runTask(task, taskBytes, context, signal, scanPlannedBytes);
+        decoded.launch(index, bytes);
+        const promise = runTask(part, task, bytes, context, signal, scanPlannedBytes);
         // Failures surface when the consumer reaches this task; until then they are handled.
         promise.then((result) => decoded.finish(index, result.ipc.byteLength)).catch(() => undefined);
         running[launched] = promise;
         launched += 1;
       }
-      const result = await (running[next] as Promise<TaskResult>);
+      if (next === launched) break;
+      const { part, task, bytes } = known[next] as (typeof known)[number];
+      let outcome: PartOutcome;
+      try {
+        const result = await (running[next] as Promise<TaskResult>);
+        part.onTaskDone?.(task, result);
+        outcome = { part, result };
+      } catch (error) {
+        if (part.yieldErrors !== true || signal.aborted) throw error;
+        outcome = { part, error };
+      }
       running[next] = undefined;
       decoded.take(next);
-      bytesAhead -= planned[next] as number;
-      context.onTaskDone?.(plan.tasks[next] as PlannedTask, result);
-      yield result;
+      bytesAhead -= bytes;
+      yield outcome;
       window = Math.min(fullWindow, window * 2);
     }
   } finally {
@@ -213,13 +282,15 @@ export class DecodedAhead {
 }
 
 async function runTask(
+  part: ScanPart,
   task: PlannedTask,
   plannedBytes: number,
-  context: ScanContext,
+  context: SchedulerContext,
   signal: AbortSignal,
   scanPlannedBytes: number,
 ): Promise<TaskResult> {
-  const { io, reader, cost } = context;
+  const { io } = context;
+  const { reader, cost } = part;
   // Two-phase I/O: with a filter, only the filter columns are fetched up front; the decoder asks
   // for output pages once it knows which rows survived — unless they are few
   // (`prefetchOutputBytes`). Filter columns a worker's cross-scan cache holds are not fetched at
@@ -239,12 +310,12 @@ async function runTask(
     cost.output.bytes += outputBytes;
   } else {
     const wanted = cached ? [] : filtered ? task.filterRanges : task.outputRanges;
-    const { chunks: held, missing } = takeHeld(wanted, context.held ?? []);
+    const { chunks: held, missing } = takeHeld(wanted, part.held ?? []);
     chunks = [...held, ...(await io.read(reader, missing, signal, filtered ? cost.filter : cost.output))];
   }
-  context.onTaskStart?.(task);
+  part.onTaskStart?.(task);
   return context.executor.run({
-    file: context.file,
+    file: part.file,
     spec: JSON.stringify(task.spec),
     ...(cacheKey !== undefined ? { cacheKey } : {}),
     chunks,
