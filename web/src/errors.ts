@@ -84,11 +84,14 @@ export class ParquetSkimError extends Error {
   readonly code: ErrorCode;
   /** For `INVALID_FILTER`: the offset in the filter text where parsing failed. */
   readonly position: number | undefined;
+  /** For an error in one file of a dataset: that file's path (the message names it too). */
+  readonly file: string | undefined;
 
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; position?: number }) {
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; position?: number; file?: string }) {
     super(message, options);
     this.code = code;
     this.position = options?.position;
+    this.file = options?.file;
   }
 }
 

@@ -515,7 +515,7 @@ export function countTask(stats: ScanStats, missed: Set<number>, rowGroup: numbe
   }
 }
 
-function statsOf(plan: ReadPlan, context: { cacheBytes: number; executor: Executor }): ScanStats {
+export function statsOf(plan: ReadPlan, context: { cacheBytes: number; executor: Executor }): ScanStats {
   const cachedBytes = context.executor.cachedBytes();
   const rowGroupFates: RowGroupFate[] = Array.from({ length: plan.stats.rowGroupsTotal }, () => 'unread');
   for (const { rowGroup, by } of plan.stats.prunedRowGroups) rowGroupFates[rowGroup] = by;
@@ -579,7 +579,7 @@ function pairs(flat: ArrayLike<number>): ByteRange[] {
   return ranges;
 }
 
-function progressOf(stats: ScanStats): ScanProgress {
+export function progressOf(stats: ScanStats): ScanProgress {
   return {
     tasksDone: stats.tasksDone,
     tasksTotal: stats.tasksTotal,
@@ -589,7 +589,7 @@ function progressOf(stats: ScanStats): ScanProgress {
 }
 
 /** Rows per batch: 1 to 2^24, as the core accepts. */
-function checkBatchSize(value: number | undefined): number | undefined {
+export function checkBatchSize(value: number | undefined): number | undefined {
   if (value === undefined) return undefined;
   if (!Number.isSafeInteger(value) || value < 1 || value > 2 ** 24) {
     throw new ParquetSkimError(
@@ -600,7 +600,7 @@ function checkBatchSize(value: number | undefined): number | undefined {
   return value;
 }
 
-function checkCount(name: string, value: number | undefined): number | undefined {
+export function checkCount(name: string, value: number | undefined): number | undefined {
   if (value === undefined) return undefined;
   if (!Number.isSafeInteger(value) || value < 0) {
     throw new ParquetSkimError(

@@ -16,6 +16,20 @@ export {
   type ValueAst,
   ValueExpr,
 } from './aggregate.js';
+export {
+  Dataset,
+  type DatasetAggregateOptions,
+  type DatasetAggregateResult,
+  type DatasetFile,
+  type DatasetFileStats,
+  type DatasetOpenStats,
+  type DatasetOptions,
+  type DatasetScanStats,
+  type FileFate,
+} from './dataset/dataset.js';
+export { DEFAULT_DATASET_CONCURRENCY } from './dataset/open.js';
+export type { PartitionColumn, PartitionType, PartitionValue } from './dataset/partitions.js';
+export type { DatasetSource, DatasetSources } from './dataset/sources.js';
 export { type ErrorCode, ParquetSkimError } from './errors.js';
 export {
   type AggregateOptions,

@@ -8,7 +8,11 @@
  * where `Worker` does not exist (Node) or with `workers: 0`, they run inline on the calling
  * thread through the same task host.
  */
+
 import { ARROW_READS_VIEWS } from './arrow.js';
+import type { Dataset, DatasetContext, DatasetOptions } from './dataset/dataset.js';
+import { openDataset } from './dataset/open.js';
+import type { DatasetSources } from './dataset/sources.js';
 import { invalidArgument, ParquetSkimError, toSkimError } from './errors.js';
 import { ParquetFile } from './file.js';
 import type { FilterAst } from './filter.js';
@@ -329,6 +333,28 @@ export class Reader {
     } catch (error) {
       throw toSkimError(error);
     }
+  }
+
+  /**
+   * Opens many Parquet files as one table: a list of URLs, `File`s (a chosen folder's), `{ path,
+   * file }` pairs, or `{ manifest: url }` (a JSON list of paths). Hive partitions in the paths
+   * (`year=1994/…`) become columns; every footer is read, `concurrency` at a time, and the files'
+   * schemas are unified (see {@link Dataset}).
+   */
+  async openDataset(sources: DatasetSources, options: DatasetOptions = {}): Promise<Dataset> {
+    this.assertOpen();
+    const context: DatasetContext = {
+      scheduler: {
+        io: this.io,
+        executor: this.executor,
+        readAheadBytes: this.tuning.readAheadBytes,
+        readAheadDecodedBytes: this.tuning.readAheadDecodedBytes,
+        prefetchOutputBytes: this.tuning.prefetchOutputBytes,
+      },
+      lifetime: this.lifetime.signal,
+      parseFilter: (sql) => this.parseFilter(sql),
+    };
+    return openDataset(context, (source, fileOptions) => this.open(source, fileOptions), sources, options);
   }
 
   /**

@@ -51,7 +51,7 @@ describe('one schema for the files of a dataset', () => {
   });
 
   it('takes the union by name, nullable where a file lacks a column, partitions last', () => {
-    const unified = unifySchemas(
+    const { schema: unified } = unifySchemas(
       [
         { path: 'a.parquet', schema: schema(['id', new Int32(), false], ['x', new Float32()]) },
         { path: 'b.parquet', schema: schema(['id', new Int64(), false], ['s', new Utf8()]) },
@@ -66,16 +66,17 @@ describe('one schema for the files of a dataset', () => {
     ]);
   });
 
-  it('names the column and both files when types conflict', () => {
-    const error = catching(() =>
-      unifySchemas(
-        [
-          { path: 'a.parquet', schema: schema(['id', new Int32()]) },
-          { path: 'b.parquet', schema: schema(['id', new Utf8()]) },
-        ],
-        [],
-      ),
+  it('leaves out a column whose types conflict, keeping the error naming it and both files', () => {
+    const { schema: unified, conflicts } = unifySchemas(
+      [
+        { path: 'a.parquet', schema: schema(['id', new Int32()], ['x', new Int32()]) },
+        { path: 'b.parquet', schema: schema(['id', new Utf8()], ['x', new Int32()]) },
+        { path: 'c.parquet', schema: schema(['id', new Int32()]) },
+      ],
+      [],
     );
+    expect(unified.fields.map((f) => f.name)).toEqual(['x']);
+    const error = conflicts.get('id') as ParquetSkimError;
     expect(error.code).toBe('SCHEMA_MISMATCH');
     expect(error.message).toContain("'id'");
     expect(error.message).toContain("'a.parquet'");

@@ -8,8 +8,9 @@
  * - `Utf8`, `LargeUtf8` and `Utf8View` to `LargeUtf8` when one of them is large, else `Utf8`
  *   (and the same for binaries);
  * - timestamps with the same time zone to the finer unit.
- * Anything else is a `SCHEMA_MISMATCH` naming the column and the two files. A column a file lacks
- * reads as nulls there (the column is then nullable).
+ * Anything else leaves the column out of the dataset's schema: asking for it (columns, filter,
+ * aggregates) is a `SCHEMA_MISMATCH` naming the column and the two files — the rest of the
+ * dataset still reads. A column a file lacks reads as nulls there (the column is then nullable).
  *
  * {@link conformBatch} builds each output batch in the dataset's types: a column whose file type
  * is already the dataset's passes through untouched (no copy); a widened one is converted from
@@ -54,29 +55,44 @@ export function partitionArrowType(type: PartitionColumn['type']): DataType {
   }
 }
 
+/** A dataset's schema, and the columns left out of it because the files' types conflict. */
+export interface UnifiedSchema {
+  schema: Schema;
+  /** Column name → the `SCHEMA_MISMATCH` error using it raises (naming both files). */
+  conflicts: Map<string, ParquetSkimError>;
+}
+
 /**
  * The union of `files`' schemas, widened (see the module doc), with `partitions` appended. A
- * partition key that is also a column of a file is a `SCHEMA_MISMATCH`.
+ * column whose types do not widen to one is left out, its error kept for when a scan asks for
+ * it; a partition key that is also a column of a file is a `SCHEMA_MISMATCH` at once.
  */
 export function unifySchemas(
   files: ReadonlyArray<{ path: string; schema: Schema }>,
   partitions: readonly PartitionColumn[],
-): Schema {
+): UnifiedSchema {
   const merged = new Map<string, { field: Field; path: string; files: number }>();
+  const conflicts = new Map<string, ParquetSkimError>();
   for (const { path, schema } of files) {
     for (const field of schema.fields) {
       const seen = merged.get(field.name);
+      if (conflicts.has(field.name)) continue;
       if (seen === undefined) {
         merged.set(field.name, { field, path, files: 1 });
         continue;
       }
       const type = widen(seen.field.type, field.type);
       if (type === null) {
-        throw new ParquetSkimError(
-          'SCHEMA_MISMATCH',
-          `column '${field.name}' is ${seen.field.type} in '${seen.path}' but ${field.type} in '${path}', ` +
-            'and neither widens to the other; read the files apart, or project the column out (columns: [...])',
+        conflicts.set(
+          field.name,
+          new ParquetSkimError(
+            'SCHEMA_MISMATCH',
+            `column '${field.name}' is ${seen.field.type} in '${seen.path}' but ${field.type} in '${path}', ` +
+              'and neither widens to the other, so the dataset leaves it out; read those files apart to see it',
+          ),
         );
+        merged.delete(field.name);
+        continue;
       }
       seen.field = new Field(field.name, type, seen.field.nullable || field.nullable, seen.field.metadata);
       seen.files += 1;
@@ -86,17 +102,18 @@ export function unifySchemas(
     count < files.length && !field.nullable ? new Field(field.name, field.type, true, field.metadata) : field,
   );
   for (const partition of partitions) {
-    const clash = merged.get(partition.name);
+    const clash = merged.get(partition.name) ?? conflicts.get(partition.name);
     if (clash !== undefined) {
+      const where = 'path' in clash ? `'${clash.path}'` : 'the files';
       throw new ParquetSkimError(
         'SCHEMA_MISMATCH',
-        `'${partition.name}' is a hive partition of the paths and also a column of '${clash.path}'; ` +
+        `'${partition.name}' is a hive partition of the paths and also a column of ${where}; ` +
           'pass hivePartitioning: false to read the column from the files',
       );
     }
     fields.push(new Field(partition.name, partitionArrowType(partition.type), true));
   }
-  return new Schema(fields);
+  return { schema: new Schema(fields), conflicts };
 }
 
 /** The type `a` and `b` both widen to, or null when there is none. */

@@ -1,0 +1,164 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { count, sum } from '../aggregate.js';
+import { ParquetSkimError } from '../errors.js';
+import { col } from '../filter.js';
+import { createReader, type Reader } from '../reader.js';
+import type { Dataset } from './dataset.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const dataDir = path.resolve(here, '../../../../shared/parquet-testing/data');
+const blob = async (name: string) => new Blob([await readFile(path.join(dataDir, name))]);
+
+let reader: Reader;
+let dataset: Dataset;
+/** Each file's ids, read one file at a time: what the dataset must return, in order. */
+const ids: number[][] = [];
+const FILES = [
+  ['region=EU/day=2009-01-01/a.parquet', 'alltypes_plain.parquet'],
+  ['region=US/day=2009-02-01/b.parquet', 'alltypes_plain.snappy.parquet'],
+  ['region=EU/day=2009-03-01/c.parquet', 'alltypes_dictionary.parquet'],
+  // tinyint_col is int8 here (int32 in the others), and it has year and month columns.
+  ['region=__HIVE_DEFAULT_PARTITION__/day=2009-04-01/d.parquet', 'alltypes_tiny_pages.parquet'],
+] as const;
+
+beforeAll(async () => {
+  reader = await createReader();
+  const sources = await Promise.all(FILES.map(async ([p, name]) => ({ path: p, file: await blob(name) })));
+  dataset = await reader.openDataset(sources);
+  for (const { file } of sources) {
+    const table = await (await reader.open(file)).scan({ columns: ['id'] }).toTable();
+    ids.push([...(table.getChild('id') ?? [])] as number[]);
+  }
+});
+
+afterAll(() => reader.dispose());
+
+const idsOf = async (scan: ReturnType<Dataset['scan']>) =>
+  [...((await scan.toTable()).getChild('id') ?? [])] as number[];
+
+describe('a dataset of files read as one table', () => {
+  it('has one schema: widened, the union of columns, then the partitions', () => {
+    const fields = Object.fromEntries(dataset.schema.fields.map((f) => [f.name, String(f.type)]));
+    expect(fields.tinyint_col).toBe('Int32');
+    expect(fields.year).toBe('Int32');
+    expect(dataset.schema.fields.slice(-2).map((f) => `${f.name}:${f.type}`)).toEqual([
+      'region:Utf8',
+      'day:Date32<DAY>',
+    ]);
+    expect(dataset.files.map((f) => f.rows)).toEqual([8, 2, 2, 7300]);
+    expect(dataset.files[3]?.partitions).toEqual({ region: null, day: '2009-04-01' });
+    expect(dataset.stats).toMatchObject({ files: 4, filesOpened: 4, filesFailed: 0 });
+  });
+
+  it('reads every file in order, with partition values and nulls for missing columns', async () => {
+    const table = await dataset.scan({ columns: ['id', 'tinyint_col', 'year', 'region', 'day'] }).toTable();
+    expect(table.numRows).toBe(7312);
+    expect([...(table.getChild('id') ?? [])]).toEqual(ids.flat());
+    const region = [...(table.getChild('region') ?? [])];
+    expect(region.slice(0, 12)).toEqual([...Array(8).fill('EU'), 'US', 'US', 'EU', 'EU']);
+    expect(region[12]).toBeNull();
+    expect(table.getChild('year')?.get(0)).toBeNull();
+    expect(table.getChild('year')?.get(12)).toBe(2009);
+    expect(table.getChild('day')?.get(8)).toBe(Date.UTC(2009, 1, 1));
+    expect(typeof table.getChild('tinyint_col')?.get(12)).toBe('number');
+  });
+
+  it('places offset and limit across files by their row counts', async () => {
+    expect(await idsOf(dataset.scan({ columns: ['id'], offset: 9, limit: 5 }))).toEqual(ids.flat().slice(9, 14));
+    const scan = dataset.scan({ columns: ['id'], limit: 3 });
+    expect(await idsOf(scan)).toEqual(ids.flat().slice(0, 3));
+    expect((scan.stats as { files: Array<{ fate: string }> }).files.map((f) => f.fate)).toEqual([
+      'read',
+      'unread',
+      'unread',
+      'unread',
+    ]);
+  });
+
+  it('prunes files by partition values without reading them', async () => {
+    const scan = dataset.scan({ columns: ['id', 'region'], filter: "region = 'US'" });
+    expect(await idsOf(scan)).toEqual(ids[1]);
+    const stats = scan.stats as import('./dataset.js').DatasetScanStats;
+    expect(stats.filesPrunedByPartition).toBe(3);
+    expect(stats.files.map((f) => f.fate)).toEqual(['partition', 'read', 'partition', 'partition']);
+    expect(stats.files[0]?.scan).toBeNull();
+  });
+
+  it('folds a filter on a column some files lack, and keeps the rest for the others', async () => {
+    const year = dataset.scan({ columns: ['id'], filter: col('year').eq(2010).and(col('id').lt(4000)) });
+    const expected = await (await reader.open(await blob('alltypes_tiny_pages.parquet')))
+      .scan({ columns: ['id'], filter: 'year = 2010 AND id < 4000' })
+      .toTable();
+    expect(await idsOf(year)).toEqual([...(expected.getChild('id') ?? [])]);
+    expect(await dataset.count({ filter: 'year IS NULL' })).toBe(12);
+    const mixed = await idsOf(dataset.scan({ columns: ['id'], filter: "region = 'EU' AND id >= 6" }));
+    expect(mixed).toEqual([...ids[0], ...ids[2]].filter((id) => id >= 6));
+  });
+
+  it('applies offset and limit over a filter in file order', async () => {
+    const all = await idsOf(dataset.scan({ columns: ['id'], filter: 'id >= 1' }));
+    expect(all).toEqual(ids.flat().filter((id) => id >= 1));
+    expect(await idsOf(dataset.scan({ columns: ['id'], filter: 'id >= 1', offset: 8, limit: 6 }))).toEqual(
+      all.slice(8, 14),
+    );
+  });
+
+  it('reads only partition columns by counting rows', async () => {
+    const table = await dataset.scan({ columns: ['region'] }).toTable();
+    expect(table.numRows).toBe(7312);
+    expect(table.schema.fields.map((f) => f.name)).toEqual(['region']);
+  });
+
+  it('aggregates across files exactly; count() without a filter comes from the footers', async () => {
+    const whole = await dataset.aggregate({ aggregates: { n: count(), total: sum(col('id')) } });
+    expect(whole.values.n).toBe(7312);
+    expect(whole.values.total).toBe(BigInt(ids.flat().reduce((a, b) => a + b, 0)));
+    const rows = await dataset.aggregate({ aggregates: { n: count() } });
+    expect(rows.values.n).toBe(7312);
+    expect(rows.stats.requests).toBe(0);
+    expect(await dataset.count({ filter: "region = 'EU'" })).toBe(10);
+    const byYear = await dataset.aggregate({ aggregates: { n: count(col('year')) }, filter: 'id < 100' });
+    expect(byYear.values.n).toBe(ids[3]?.filter((id) => id < 100).length);
+  });
+
+  it('leaves out a column whose types conflict, and names both files when it is asked for', () => {
+    // Binary (no UTF8 annotation) in the older files, Utf8 in alltypes_tiny_pages.
+    expect(dataset.schema.fields.map((f) => f.name)).not.toContain('date_string_col');
+    let error: unknown;
+    try {
+      dataset.scan({ columns: ['id', 'date_string_col'] });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({ code: 'SCHEMA_MISMATCH' });
+    expect((error as Error).message).toMatch(
+      /'date_string_col' is Binary in 'region=EU.*a\.parquet' but Utf8 in '.*d\.parquet'/,
+    );
+    expect(() => dataset.scan({ filter: "date_string_col = '01/01/09'" })).toThrow(/SCHEMA|widens/);
+  });
+
+  it('names the column when it is unknown, and refuses aggregates over partitions', async () => {
+    expect(() => dataset.scan({ columns: ['nope'] })).toThrow(/unknown column 'nope'/);
+    await expect(dataset.aggregate({ aggregates: { s: sum(col('region')) } })).rejects.toMatchObject({
+      code: 'UNSUPPORTED',
+    });
+  });
+
+  it('fails on a file that is not Parquet, naming it; or skips it and lists it', async () => {
+    const good = { path: 'a.parquet', file: await blob('alltypes_plain.parquet') };
+    const bad = { path: 'broken/b.parquet', file: new Blob(['<html>not parquet</html>']) };
+    const error = await reader.openDataset([good, bad]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ParquetSkimError);
+    expect((error as ParquetSkimError).code).toBe('INVALID_FILE');
+    expect((error as ParquetSkimError).file).toBe('broken/b.parquet');
+    expect((error as ParquetSkimError).message).toContain("'broken/b.parquet'");
+    const skipping = await reader.openDataset([good, bad], { onFileError: 'skip' });
+    expect(skipping.files[1]?.error?.code).toBe('INVALID_FILE');
+    const scan = skipping.scan({ columns: ['id'] });
+    expect(await idsOf(scan)).toEqual(ids[0]);
+    expect((scan.stats as import('./dataset.js').DatasetScanStats).filesSkipped).toBe(1);
+  });
+});

@@ -1,0 +1,690 @@
+/**
+ * A dataset: many Parquet files read as one table, with everything a single file's scan does —
+ * pruning, late materialization, read tasks on the worker pool, the cross-scan cache, Arrow out —
+ * across all of them at once.
+ *
+ * Opening reads every footer, `concurrency` at a time (one request each when the footer fits in
+ * the open's tail read), and builds one schema (see `schema.ts`); the hive partitions of the
+ * paths become columns (see `partitions.ts`).
+ *
+ * A scan goes through the files in order. For each, the filter is folded over the columns that
+ * are constant in it (its partition values, and the columns it lacks, which are null there): a
+ * file where no row can pass is skipped without a byte read; what is left of the filter is the
+ * file's own filter, planned by the core with its statistics, page index and bloom filters. The
+ * files' tasks go into one scheduler ({@link runParts}): one window of tasks in flight, one I/O
+ * queue, one worker pool and cache budget for the whole dataset. A file is planned only when the
+ * window reaches it, so a `limit` stops planning (and fetching) the files after it; without a
+ * filter, a `limit`/`offset` is placed in files by their row counts, from the footers.
+ *
+ * Every batch is brought to the dataset's schema (`conformBatch`): widened types, nulls for
+ * missing columns, the partition values as constant columns. Output is in file order, then row
+ * order. A file that fails fails the scan, the error naming the file (`error.file`); with
+ * `onFileError: 'skip'`, it is left out and listed in the stats instead.
+ */
+import { type Field, type RecordBatch, Schema } from 'apache-arrow';
+import {
+  type AggregateAst,
+  type AggregateValue,
+  finish,
+  mergePartials,
+  type Partial,
+  type ValueAst,
+} from '../aggregate.js';
+import { batchesFromIpc } from '../arrow.js';
+import { invalidArgument, isAbortError, ParquetSkimError, throwIfAborted, toSkimError } from '../errors.js';
+import {
+  type AggregateOptions,
+  checkBatchSize,
+  checkCount,
+  countTask,
+  type FilePart,
+  newPhaseCosts,
+  type ParquetFile,
+  progressOf,
+  type ScanOptions,
+  syncStats,
+} from '../file.js';
+import { type FilterAst, FilterExpr } from '../filter.js';
+import type { OpenOptions } from '../reader.js';
+import { Scan, type ScanStats } from '../scan.js';
+import type { TaskResult } from '../scheduler/executor.js';
+import type { PhaseCosts, ScanPart, SchedulerContext } from '../scheduler/scheduler.js';
+import { runParts } from '../scheduler/scheduler.js';
+import { type Constant, filterColumns, foldFilter, type PartitionColumn, type PartitionValue } from './partitions.js';
+import { conformBatch, type UnifiedSchema } from './schema.js';
+
+/** One file of a dataset. */
+export interface DatasetFile {
+  /** The path or URL it was given as; its directories carry the partitions. */
+  path: string;
+  /** Its hive partition values, by column. */
+  partitions: Record<string, PartitionValue>;
+  /** Bytes and rows, from its footer (null when it could not be opened). */
+  size: number | null;
+  rows: number | null;
+  /** The open file (null when it failed to open and `onFileError` is `'skip'`). */
+  file: ParquetFile | null;
+  /** Why it could not be opened (with `onFileError: 'skip'`). */
+  error: ParquetSkimError | null;
+}
+
+/** What opening a dataset cost. */
+export interface DatasetOpenStats {
+  files: number;
+  filesOpened: number;
+  filesFailed: number;
+  /** Footer requests and bytes, over all files. */
+  requests: number;
+  bytes: number;
+  /** Wall time of `openDataset`, in milliseconds. */
+  ms: number;
+}
+
+/**
+ * What happened to a file in one scan: `partition` (its partition values, or the columns it lacks,
+ * rule every row out: not read at all), `stats` (its row groups pruned by statistics, page index
+ * or bloom filters), `read`, `unread` (not needed: before the offset, past the limit, or never
+ * reached), `failed` (skipped under `onFileError: 'skip'`).
+ */
+export type FileFate = 'partition' | 'stats' | 'read' | 'unread' | 'failed';
+
+/** One file's share of a dataset scan. */
+export interface DatasetFileStats {
+  path: string;
+  fate: FileFate;
+  /** The file's own scan counters (null when it was not planned). */
+  scan: ScanStats | null;
+  /** Rows of this file in the output. */
+  rowsOut: number;
+  /** Why it failed (fate `failed`). */
+  error: string | null;
+}
+
+/** A dataset scan's counters: the totals over its files, and each file's. */
+export interface DatasetScanStats extends ScanStats {
+  filesTotal: number;
+  filesRead: number;
+  filesPrunedByPartition: number;
+  filesPrunedByStats: number;
+  filesSkipped: number;
+  files: DatasetFileStats[];
+}
+
+/** What a dataset needs from the reader that opened it. */
+export interface DatasetContext {
+  scheduler: SchedulerContext;
+  lifetime: AbortSignal;
+  parseFilter(sql: string): FilterAst;
+}
+
+/** Options of {@link Dataset.aggregate} (as for a file). */
+export type DatasetAggregateOptions<K extends string> = AggregateOptions<K>;
+
+/** What {@link Dataset.aggregate} returns. */
+export interface DatasetAggregateResult<K extends string> {
+  values: Record<K, AggregateValue>;
+  stats: DatasetScanStats;
+}
+
+/** Per part of a running scan: which file, and where its rows stand. */
+interface PartState {
+  index: number;
+  /** Rows to skip and keep within the file, as its plan places them. */
+  skip: number;
+  left: number;
+  /** Values of the partition columns, for the file's batches. */
+  constants: Map<string, PartitionValue>;
+  /** Aggregates: which of the dataset's aggregates each of the file's is. */
+  aggregateIndex?: number[];
+  failed: boolean;
+}
+
+/** Many Parquet files read as one table (see the module doc). */
+export class Dataset {
+  /** @internal */
+  constructor(
+    private readonly context: DatasetContext,
+    /** The files, in order. */
+    readonly files: readonly DatasetFile[],
+    unified: UnifiedSchema,
+    /** The hive partition columns, in path order. */
+    readonly partitions: readonly PartitionColumn[],
+    /** What opening cost. */
+    readonly stats: DatasetOpenStats,
+    private readonly skipFailed: boolean,
+  ) {
+    this.schema = unified.schema;
+    this.conflicts = unified.conflicts;
+  }
+
+  /** The dataset's schema: the files' columns (widened), then the partition columns. */
+  readonly schema: Schema;
+  /**
+   * Columns left out of {@link schema} because their types conflict across files, with the
+   * `SCHEMA_MISMATCH` error asking for one raises (it names both files).
+   */
+  readonly conflicts: ReadonlyMap<string, ParquetSkimError>;
+
+  /** Closes every file. */
+  close(): void {
+    for (const entry of this.files) entry.file?.close();
+  }
+
+  /** Reads rows of every file, in file order: an async iterable of `RecordBatch`es (see {@link Scan}). */
+  scan(options: ScanOptions = {}): Scan {
+    const startedAt = performance.now();
+    const offset = checkCount('offset', options.offset) ?? 0;
+    const limit = checkCount('limit', options.limit);
+    const batchSize = checkBatchSize(options.batchSize);
+    const columns = options.columns ?? this.schema.fields.map((f) => f.name);
+    const schema = new Schema(columns.map((name) => this.field(name)));
+    const filter = this.filterAst(options.filter);
+    const stats = newStats(this.files);
+    const limited = filter !== undefined && limit !== undefined;
+    // Without a filter the footers' row counts place offset and limit in files exactly.
+    let skipRows = filter === undefined ? offset : 0;
+    let rowsLeft = filter === undefined ? (limit ?? Number.POSITIVE_INFINITY) : Number.POSITIVE_INFINITY;
+    const plan = (index: number, file: ParquetFile, constants: ReadonlyMap<string, Constant>) => {
+      const folded = filter === undefined ? ({ kind: 'all' } as const) : foldFilter(filter, constants);
+      if (folded.kind === 'none') return 'partition' as const;
+      const residual = folded.kind === 'filter' ? folded.ast : undefined;
+      const rows = this.files[index]?.rows ?? 0;
+      let fileOffset: number | undefined;
+      let fileLimit: number | undefined;
+      if (filter === undefined) {
+        if (skipRows >= rows || rowsLeft === 0) {
+          skipRows -= Math.min(skipRows, rows);
+          return 'unread' as const;
+        }
+        fileOffset = skipRows;
+        fileLimit = Number.isFinite(rowsLeft) ? Math.min(rowsLeft, rows - skipRows) : undefined;
+        skipRows = 0;
+        rowsLeft -= fileLimit ?? rows - fileOffset;
+      } else if (limit !== undefined) {
+        fileLimit = offset + limit;
+      }
+      const present = new Set(file.schema.fields.map((f) => f.name));
+      let fileColumns = columns.filter((name) => present.has(name) && !constants.has(name));
+      if (fileColumns.length === 0) {
+        // Only partition or missing columns: the file's rows are still needed — read the filter's
+        // columns, or the file's smallest.
+        fileColumns = residual !== undefined ? filterColumns(residual).filter((n) => present.has(n)) : [cheapest(file)];
+      }
+      return file.planPart(
+        {
+          columns: fileColumns,
+          filter: residual,
+          ...(fileOffset ? { offset: fileOffset } : {}),
+          ...(fileLimit !== undefined ? { limit: fileLimit } : {}),
+          batchSize,
+        },
+        startedAt,
+      );
+    };
+    const produce = async function* (this: Dataset): AsyncGenerator<RecordBatch> {
+      let skip = filter === undefined ? 0 : offset;
+      let left = filter === undefined ? Number.POSITIVE_INFINITY : (limit ?? Number.POSITIVE_INFINITY);
+      const run = this.run(stats, options.signal, limited, startedAt, (index, file, constants) => {
+        const planned = plan(index, file, constants);
+        if (typeof planned === 'string') return planned;
+        const { plan: filePlan } = planned.planned;
+        return { part: planned, skip: filePlan.offset, left: filePlan.limit ?? Number.POSITIVE_INFINITY };
+      });
+      try {
+        for await (const { state, result } of run) {
+          const ipcStarted = performance.now();
+          const batches = batchesFromIpc(result.ipc);
+          stats.ipcMs += performance.now() - ipcStarted;
+          for (const whole of batches) {
+            // The file's own offset/limit (as its plan placed them), then the dataset's.
+            let from = Math.min(state.skip, whole.numRows);
+            state.skip -= from;
+            let take = Math.min(whole.numRows - from, state.left);
+            state.left -= take;
+            const skipped = Math.min(skip, take);
+            skip -= skipped;
+            from += skipped;
+            take = Math.min(take - skipped, left);
+            if (take <= 0) continue;
+            left -= take;
+            const sliced = from === 0 && take === whole.numRows ? whole : whole.slice(from, from + take);
+            const batch = conformBatch(sliced, schema, state.constants);
+            stats.rowsOut += batch.numRows;
+            const fileStats = stats.files[state.index];
+            if (fileStats !== undefined) fileStats.rowsOut += batch.numRows;
+            stats.timeline.firstBatch ??= performance.now() - startedAt;
+            yield batch;
+            if (left <= 0) return;
+          }
+          options.onProgress?.(progressOf(stats));
+        }
+      } finally {
+        stats.timeline.done = performance.now() - startedAt;
+      }
+    }.bind(this);
+    stats.timeline.planned = performance.now() - startedAt;
+    return new Scan(() => schema, stats, produce);
+  }
+
+  /**
+   * Computes aggregates over the (filtered) rows of every file, inside the read tasks (as
+   * {@link ParquetFile.aggregate} does for one file), merged exactly across files. A `count()`
+   * of a file every row of which passes comes from its footer.
+   */
+  async aggregate<K extends string>(options: DatasetAggregateOptions<K>): Promise<DatasetAggregateResult<K>> {
+    const startedAt = performance.now();
+    const names = Object.keys(options.aggregates) as K[];
+    const specs = names.map((name) => options.aggregates[name]);
+    if (specs.length === 0) throw invalidArgument('aggregates', 'at least one aggregate', 'none');
+    for (const spec of specs) {
+      for (const name of valueColumns(spec.expr)) {
+        this.field(name);
+        if (this.partitions.some((p) => p.name === name)) {
+          throw new ParquetSkimError(
+            'UNSUPPORTED',
+            `aggregates over the partition column '${name}' are not supported: filter on it instead, or scan it`,
+          );
+        }
+      }
+    }
+    const filter = this.filterAst(options.filter);
+    const batchSize = checkBatchSize(options.batchSize);
+    const stats = newStats(this.files);
+    const merged: Array<Partial | undefined> = specs.map(() => undefined);
+    const add = (i: number, partial: Partial) => {
+      const fn = specs[i]?.fn ?? 'count';
+      const before = merged[i];
+      merged[i] = before === undefined ? partial : mergePartials(fn, before, partial);
+    };
+    const run = this.run(stats, options.signal, false, startedAt, (index, file, constants) => {
+      const folded = filter === undefined ? ({ kind: 'all' } as const) : foldFilter(filter, constants);
+      if (folded.kind === 'none') return 'partition';
+      // Aggregates over a column the file lacks see only nulls there: they take nothing from it.
+      const present = specs.flatMap((spec, i) =>
+        valueColumns(spec.expr).every((name) => !constants.has(name)) ? [i] : [],
+      );
+      if (present.length === 0) return 'unread';
+      if (folded.kind === 'all' && present.every((i) => specs[i]?.fn === 'count' && specs[i]?.expr === undefined)) {
+        const rows = this.files[index]?.rows ?? 0;
+        for (const i of present) add(i, { kind: 'count', scale: 0, dataType: 'Int64', count: rows, value: null });
+        stats.rowsOut += rows;
+        return 'read';
+      }
+      const part = file.planPart(
+        {
+          filter: folded.kind === 'filter' ? folded.ast : undefined,
+          batchSize,
+          aggregates: present.map((i) => specs[i]),
+        },
+        startedAt,
+      );
+      return { part, skip: 0, left: Number.POSITIVE_INFINITY, aggregateIndex: present };
+    });
+    for await (const { state, result } of run) {
+      const partials = JSON.parse(result.partials ?? 'null') as Partial[] | null;
+      if (partials === null) throw new ParquetSkimError('INTERNAL', 'an aggregate task returned no partials');
+      for (const [j, partial] of partials.entries()) add(state.aggregateIndex?.[j] ?? j, partial);
+      stats.rowsOut += result.rows;
+      options.onProgress?.(progressOf(stats));
+    }
+    stats.timeline.done = performance.now() - startedAt;
+    const values = {} as Record<K, AggregateValue>;
+    names.forEach((name, i) => {
+      const spec = specs[i] as AggregateAst;
+      const partial = merged[i];
+      values[name] = partial === undefined ? (spec.fn === 'count' ? 0 : null) : finish(spec.fn, partial);
+    });
+    return { values, stats };
+  }
+
+  /** Rows where `filter` holds (every row without one: from the footers alone). */
+  async count(options: { filter?: ScanOptions['filter']; signal?: AbortSignal } = {}): Promise<number> {
+    const { values } = await this.aggregate({
+      aggregates: { rows: { fn: 'count' } },
+      ...(options.filter !== undefined ? { filter: options.filter } : {}),
+      ...(options.signal !== undefined ? { signal: options.signal } : {}),
+    });
+    return Number(values.rows);
+  }
+
+  /**
+   * Runs one scan over the files: `plan` decides each file (a fate, or its part); the parts' task
+   * results are yielded in order with the part's state. Keeps `stats` current.
+   */
+  private async *run(
+    stats: DatasetScanStats,
+    callerSignal: AbortSignal | undefined,
+    limited: boolean,
+    startedAt: number,
+    plan: (
+      index: number,
+      file: ParquetFile,
+      constants: ReadonlyMap<string, Constant>,
+    ) => FileFate | { part: FilePart; skip: number; left: number; aggregateIndex?: number[] },
+  ): AsyncGenerator<{ state: PartState; result: TaskResult }> {
+    const { lifetime } = this.context;
+    const signal = callerSignal === undefined ? lifetime : AbortSignal.any([callerSignal, lifetime]);
+    const states = new Map<ScanPart, PartState>();
+    const costs: Array<{ cost: PhaseCosts; scan: ScanStats }> = [];
+    const started = performance.now();
+    const sync = () => {
+      for (const { cost, scan } of costs) syncStats(scan, cost, startedAt, started);
+      totals(stats, costs, startedAt);
+    };
+    const fail = (index: number, error: unknown): void => {
+      const path = this.files[index]?.path ?? '';
+      const named = inFile(error, path);
+      if (!this.skipFailed || !isFileError(named)) throw named;
+      const fileStats = stats.files[index] as DatasetFileStats;
+      fileStats.fate = 'failed';
+      fileStats.error = named.message;
+    };
+    const self = this;
+    async function* parts(): AsyncGenerator<ScanPart> {
+      for (const [index, entry] of self.files.entries()) {
+        const fileStats = stats.files[index] as DatasetFileStats;
+        if (entry.file === null) {
+          fileStats.fate = 'failed';
+          fileStats.error = entry.error?.message ?? null;
+          continue;
+        }
+        const constants = self.constantsOf(entry);
+        let decided: ReturnType<typeof plan>;
+        try {
+          decided = plan(index, entry.file, constants);
+        } catch (error) {
+          fail(index, error);
+          continue;
+        }
+        if (typeof decided === 'string') {
+          fileStats.fate = decided;
+          continue;
+        }
+        const { planned } = decided.part;
+        fileStats.scan = planned.stats;
+        const cost = newPhaseCosts();
+        costs.push({ cost, scan: planned.stats });
+        let part: ScanPart;
+        try {
+          part = await decided.part.prepare(signal, cost);
+        } catch (error) {
+          if (signal.aborted) throw error;
+          fail(index, error);
+          continue;
+        }
+        if (part.tasks.length === 0) {
+          fileStats.fate = 'stats';
+          continue;
+        }
+        fileStats.fate = 'read';
+        const missed = new Set<number>();
+        const scan = planned.stats;
+        const state: PartState = {
+          index,
+          skip: decided.skip,
+          left: decided.left,
+          constants: partitionValues(entry, self.partitions),
+          failed: false,
+          ...(decided.aggregateIndex !== undefined ? { aggregateIndex: decided.aggregateIndex } : {}),
+        };
+        const withHooks: ScanPart = {
+          ...part,
+          yieldErrors: self.skipFailed,
+          onTaskStart: () => {
+            stats.timeline.firstTask ??= performance.now() - startedAt;
+          },
+          onTaskDone: (task, result) => {
+            stats.timeline.firstResult ??= performance.now() - startedAt;
+            countTask(scan, missed, task.spec.rowGroupIdx, result);
+          },
+        };
+        states.set(withHooks, state);
+        yield withHooks;
+      }
+    }
+    try {
+      throwIfAborted(signal);
+      for await (const outcome of runParts(parts(), limited, { ...this.context.scheduler, signal })) {
+        const state = states.get(outcome.part) as PartState;
+        sync();
+        if ('error' in outcome) {
+          if (!state.failed) fail(state.index, outcome.error);
+          state.failed = true;
+          continue;
+        }
+        if (state.failed) continue;
+        yield { state, result: outcome.result };
+      }
+    } catch (error) {
+      if (signal.aborted && error === signal.reason) throw error;
+      throw toSkimError(error);
+    } finally {
+      sync();
+    }
+  }
+
+  /** The columns constant in a file: its partitions, and the dataset's columns it lacks (null). */
+  private constantsOf(entry: DatasetFile): Map<string, Constant> {
+    const constants = new Map<string, Constant>();
+    for (const p of this.partitions) constants.set(p.name, { type: p.type, value: entry.partitions[p.name] ?? null });
+    const present = new Set(entry.file?.schema.fields.map((f) => f.name) ?? []);
+    for (const field of this.schema.fields) {
+      if (!constants.has(field.name) && !present.has(field.name))
+        constants.set(field.name, { type: null, value: null });
+    }
+    return constants;
+  }
+
+  private field(name: string): Field {
+    const field = this.schema.fields.find((f) => f.name === name);
+    const conflict = this.conflicts.get(name);
+    if (conflict !== undefined) throw new ParquetSkimError(conflict.code, conflict.message);
+    if (field === undefined) {
+      throw new ParquetSkimError(
+        'UNKNOWN_COLUMN',
+        `unknown column '${name}': the dataset's columns are ${this.schema.fields.map((f) => f.name).join(', ')}`,
+      );
+    }
+    return field;
+  }
+
+  private filterAst(filter: ScanOptions['filter']): FilterAst | undefined {
+    if (filter === undefined) return undefined;
+    const ast =
+      typeof filter === 'string'
+        ? this.context.parseFilter(filter)
+        : filter instanceof FilterExpr
+          ? filter.toJSON()
+          : filter;
+    for (const name of filterColumns(ast)) this.field(name.split('.')[0] ?? name);
+    return ast;
+  }
+}
+
+/** Opens `open(i)` for every index, at most `concurrency` at a time, in order of the results. */
+export async function mapConcurrently<T>(
+  count: number,
+  concurrency: number,
+  open: (i: number) => Promise<T>,
+): Promise<T[]> {
+  const results = new Array<T>(count);
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const i = next++;
+      results[i] = await open(i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
+  return results;
+}
+
+/** The error of one file of a dataset, naming it. */
+export function inFile(error: unknown, path: string): Error {
+  const skim = toSkimError(error);
+  if (!(skim instanceof ParquetSkimError) || skim.file !== undefined) return skim;
+  return new ParquetSkimError(skim.code, `in file '${path}': ${skim.message}`, {
+    cause: error,
+    file: path,
+    ...(skim.position !== undefined ? { position: skim.position } : {}),
+  });
+}
+
+/** Whether an error is the file's (its bytes, its server) rather than the query's or the reader's. */
+export function isFileError(error: Error): boolean {
+  if (isAbortError(error) || !(error instanceof ParquetSkimError)) return false;
+  return !['INVALID_FILTER', 'TYPE_MISMATCH', 'UNKNOWN_COLUMN', 'INVALID_ARGUMENT', 'DISPOSED'].includes(error.code);
+}
+
+function partitionValues(entry: DatasetFile, partitions: readonly PartitionColumn[]): Map<string, PartitionValue> {
+  return new Map(partitions.map((p) => [p.name, entry.partitions[p.name] ?? null]));
+}
+
+/** The file's column with the fewest compressed bytes (to count rows when no column is wanted). */
+function cheapest(file: ParquetFile): string {
+  const bytes = new Map<string, number>();
+  for (const group of file.metadata.rowGroups) {
+    for (const chunk of group.columns) {
+      const top = chunk.path.split('.')[0] ?? chunk.path;
+      bytes.set(top, (bytes.get(top) ?? 0) + chunk.compressedSize);
+    }
+  }
+  const names = file.schema.fields.map((f) => f.name);
+  return names.reduce((best, name) => ((bytes.get(name) ?? 0) < (bytes.get(best) ?? 0) ? name : best), names[0] ?? '');
+}
+
+function valueColumns(ast: ValueAst | undefined): string[] {
+  if (ast === undefined) return [];
+  if ('column' in ast) return [ast.column];
+  if ('value' in ast) return [];
+  return [...valueColumns(ast.left), ...valueColumns(ast.right)];
+}
+
+function newStats(files: readonly DatasetFile[]): DatasetScanStats {
+  return {
+    tasksTotal: 0,
+    tasksDone: 0,
+    rowGroupsTotal: 0,
+    rowGroupsPrunedByStats: 0,
+    rowGroupsPrunedByBloom: 0,
+    rowGroupsPrunedByPageIndex: 0,
+    rowGroupsRead: 0,
+    pagesTotal: 0,
+    pagesPruned: 0,
+    rowsTotal: files.reduce((sum, f) => sum + (f.rows ?? 0), 0),
+    rowsScanned: 0,
+    rowsOut: 0,
+    rowsFromPredicateCache: 0,
+    bytesPlanned: 0,
+    bytesFetched: 0,
+    bytesFetchedFilter: 0,
+    bytesFetchedOutput: 0,
+    requests: 0,
+    pageWalkRounds: 0,
+    fetchMs: 0,
+    decodeMs: 0,
+    ipcMs: 0,
+    queueMs: 0,
+    elapsedMs: 0,
+    timeline: {
+      startedAt: performance.now(),
+      planned: 0,
+      firstRequest: null,
+      firstBytes: null,
+      firstTask: null,
+      firstResult: null,
+      firstBatch: null,
+      done: null,
+    },
+    wasmMemoryPeakBytes: 0,
+    columnCache: {
+      hits: 0,
+      misses: 0,
+      bytesInserted: 0,
+      bytesEvicted: 0,
+      bytesRejected: 0,
+      peakBytes: 0,
+      budgetBytes: 0,
+      series: [],
+    },
+    rowGroupFates: [],
+    filesTotal: files.length,
+    filesRead: 0,
+    filesPrunedByPartition: 0,
+    filesPrunedByStats: 0,
+    filesSkipped: 0,
+    files: files.map((f) => ({ path: f.path, fate: 'unread', scan: null, rowsOut: 0, error: null })),
+  };
+}
+
+/** The dataset's totals from its files' scans. */
+function totals(
+  stats: DatasetScanStats,
+  costs: ReadonlyArray<{ cost: PhaseCosts; scan: ScanStats }>,
+  startedAt: number,
+): void {
+  const sums = [
+    'tasksTotal',
+    'tasksDone',
+    'rowGroupsTotal',
+    'rowGroupsPrunedByStats',
+    'rowGroupsPrunedByBloom',
+    'rowGroupsPrunedByPageIndex',
+    'rowGroupsRead',
+    'pagesTotal',
+    'pagesPruned',
+    'rowsScanned',
+    'rowsFromPredicateCache',
+    'bytesPlanned',
+    'bytesFetched',
+    'bytesFetchedFilter',
+    'bytesFetchedOutput',
+    'requests',
+    'pageWalkRounds',
+    'fetchMs',
+    'decodeMs',
+    'queueMs',
+  ] as const;
+  for (const key of sums) stats[key] = costs.reduce((sum, { scan }) => sum + scan[key], 0);
+  stats.wasmMemoryPeakBytes = Math.max(0, ...costs.map(({ scan }) => scan.wasmMemoryPeakBytes));
+  const cache = stats.columnCache;
+  for (const key of ['hits', 'misses', 'bytesInserted', 'bytesEvicted', 'bytesRejected'] as const) {
+    cache[key] = costs.reduce((sum, { scan }) => sum + scan.columnCache[key], 0);
+  }
+  cache.peakBytes = Math.max(0, ...costs.map(({ scan }) => scan.columnCache.peakBytes));
+  cache.budgetBytes = Math.max(0, ...costs.map(({ scan }) => scan.columnCache.budgetBytes));
+  stats.rowGroupFates = stats.files.flatMap((f) => f.scan?.rowGroupFates ?? []);
+  const first = (pick: (cost: PhaseCosts) => number | undefined) => {
+    const times = costs.flatMap(({ cost }) => [pick(cost)].filter((t): t is number => t !== undefined));
+    return times.length === 0 ? null : Math.min(...times) - startedAt;
+  };
+  stats.timeline.firstRequest = first((c) => earliest(c.filter.firstSentAt, c.output.firstSentAt));
+  stats.timeline.firstBytes = first((c) => earliest(c.filter.firstDoneAt, c.output.firstDoneAt));
+  stats.elapsedMs = performance.now() - startedAt;
+  stats.filesRead = stats.files.filter((f) => f.fate === 'read').length;
+  stats.filesPrunedByPartition = stats.files.filter((f) => f.fate === 'partition').length;
+  stats.filesPrunedByStats = stats.files.filter((f) => f.fate === 'stats').length;
+  stats.filesSkipped = stats.files.filter((f) => f.fate === 'failed').length;
+}
+
+function earliest(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
+}
+
+/** A dataset's open options: a file's, for every file, plus how to find and open them. */
+export interface DatasetOptions extends Omit<OpenOptions, 'size'> {
+  /**
+   * Read hive partitions (`key=value` directories) as columns: `'auto'` (default: when the paths
+   * have them), `true` (they must), `false` (never).
+   */
+  hivePartitioning?: 'auto' | boolean;
+  /** Types of partition columns, instead of inferring them: `{ year: 'int64', day: 'date', region: 'string' }`. */
+  partitionSchema?: Record<string, 'int64' | 'date' | 'string'>;
+  /** Footers read at once while opening (default 32). */
+  concurrency?: number;
+  /**
+   * A file that cannot be opened or read: `'fail'` (default) fails the open or the scan, naming
+   * the file; `'skip'` leaves it out and lists it (`dataset.files[i].error`, the scan's stats).
+   */
+  onFileError?: 'fail' | 'skip';
+}

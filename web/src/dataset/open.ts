@@ -1,0 +1,127 @@
+/**
+ * Opening a dataset: its sources resolved, its partitions read from the paths, every footer read
+ * (`concurrency` at a time: one round of requests for up to that many files when each footer fits
+ * in the open's tail read), and one schema built over them.
+ */
+import { invalidArgument, ParquetSkimError, toSkimError } from '../errors.js';
+import type { ParquetFile } from '../file.js';
+import type { OpenOptions, ParquetSource } from '../reader.js';
+import {
+  Dataset,
+  type DatasetContext,
+  type DatasetFile,
+  type DatasetOptions,
+  inFile,
+  isFileError,
+  mapConcurrently,
+} from './dataset.js';
+import { inferPartitions, type PartitionColumn } from './partitions.js';
+import { unifySchemas } from './schema.js';
+import { type DatasetSources, resolveSources } from './sources.js';
+
+/** Default footers read at once while opening a dataset. */
+export const DEFAULT_DATASET_CONCURRENCY = 32;
+
+/** Opens the files of `sources` as one {@link Dataset}. */
+export async function openDataset(
+  context: DatasetContext,
+  open: (source: ParquetSource, options: OpenOptions) => Promise<ParquetFile>,
+  sources: DatasetSources,
+  options: DatasetOptions = {},
+): Promise<Dataset> {
+  const startedAt = performance.now();
+  const {
+    hivePartitioning = 'auto',
+    partitionSchema,
+    concurrency = DEFAULT_DATASET_CONCURRENCY,
+    onFileError = 'fail',
+  } = options;
+  if (!['auto', true, false].includes(hivePartitioning)) {
+    throw invalidArgument('hivePartitioning', "'auto', true or false", hivePartitioning);
+  }
+  if (!Number.isSafeInteger(concurrency) || concurrency < 1)
+    throw invalidArgument('concurrency', 'a whole number >= 1', concurrency);
+  if (onFileError !== 'fail' && onFileError !== 'skip')
+    throw invalidArgument('onFileError', "'fail' or 'skip'", onFileError);
+  const { hivePartitioning: _h, partitionSchema: _p, concurrency: _c, onFileError: _o, ...openOptions } = options;
+  const entries = await resolveSources(sources, openOptions);
+  const paths = entries.map((e) => e.path);
+  let partitions: PartitionColumn[] = [];
+  let values = entries.map(() => [] as Array<bigint | string | null>);
+  if (hivePartitioning !== false) {
+    ({ columns: partitions, values } = inferPartitions(paths, partitionSchema ?? {}));
+    if (hivePartitioning === true && partitions.length === 0) {
+      throw new ParquetSkimError(
+        'INVALID_ARGUMENT',
+        `hivePartitioning is true but the paths have no key=value directories (the first is '${paths[0]}')`,
+      );
+    }
+  } else if (partitionSchema !== undefined) {
+    throw invalidArgument('partitionSchema', 'no partitionSchema with hivePartitioning: false', partitionSchema);
+  }
+  // Under 'fail', the first file that fails stops the opens not yet started, and every file
+  // opened is closed again before the error is thrown.
+  let failed: Error | undefined;
+  const files = await mapConcurrently(entries.length, concurrency, async (i): Promise<DatasetFile> => {
+    const entry = entries[i] as (typeof entries)[number];
+    const partitionsOf = Object.fromEntries(partitions.map((p, k) => [p.name, values[i]?.[k] ?? null]));
+    const none = { path: entry.path, partitions: partitionsOf, size: null, rows: null, file: null };
+    if (failed !== undefined) return { ...none, error: null };
+    try {
+      const file = await open(entry.source, {
+        ...openOptions,
+        ...(entry.size !== undefined ? { size: entry.size } : {}),
+      });
+      return {
+        path: entry.path,
+        partitions: partitionsOf,
+        size: file.byteLength,
+        rows: file.metadata.numRows,
+        file,
+        error: null,
+      };
+    } catch (error) {
+      const named = inFile(error, entry.path);
+      if (onFileError === 'fail' || !isFileError(named)) failed ??= named;
+      return { ...none, error: toSkimError(named) as ParquetSkimError };
+    }
+  });
+  if (failed !== undefined) {
+    for (const f of files) f.file?.close();
+    throw failed;
+  }
+  const opened = files.filter((f) => f.file !== null);
+  if (opened.length === 0) {
+    throw new ParquetSkimError(
+      files[0]?.error?.code ?? 'INVALID_ARGUMENT',
+      `no file of the dataset could be opened; the first: ${files[0]?.error?.message ?? 'none'}`,
+      { cause: files[0]?.error },
+    );
+  }
+  let unified: ReturnType<typeof unifySchemas>;
+  try {
+    unified = unifySchemas(
+      opened.map((f) => ({ path: f.path, schema: (f.file as ParquetFile).schema })),
+      partitions,
+    );
+  } catch (error) {
+    for (const f of opened) f.file?.close();
+    throw error;
+  }
+  const logs = opened.flatMap((f) => f.file?.requestLog() ?? []);
+  return new Dataset(
+    context,
+    files,
+    unified,
+    partitions,
+    {
+      files: files.length,
+      filesOpened: opened.length,
+      filesFailed: files.length - opened.length,
+      requests: logs.length,
+      bytes: logs.reduce((sum, e) => sum + e.bytes, 0),
+      ms: performance.now() - startedAt,
+    },
+    onFileError === 'skip',
+  );
+}
