@@ -1,7 +1,9 @@
-import { readFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRangeServer } from '../../../tests/server/range-server.mjs';
 import { count, sum } from '../aggregate.js';
 import { ParquetSkimError } from '../errors.js';
 import { col } from '../filter.js';
@@ -160,5 +162,78 @@ describe('a dataset of files read as one table', () => {
     const scan = skipping.scan({ columns: ['id'] });
     expect(await idsOf(scan)).toEqual(ids[0]);
     expect((scan.stats as import('./dataset.js').DatasetScanStats).filesSkipped).toBe(1);
+  });
+});
+
+describe('a dataset over HTTP whose footers are read as scans need them', () => {
+  let server: Awaited<ReturnType<typeof startRangeServer>>;
+  let dir: string;
+  const urls: string[] = [];
+
+  beforeAll(async () => {
+    // The parquet-testing files under hive directories (a temporary copy: the folder layout is the test).
+    dir = await mkdtemp(path.join(os.tmpdir(), 'skim-dataset-'));
+    for (const [p, name] of FILES) {
+      await mkdir(path.dirname(path.join(dir, p)), { recursive: true });
+      await copyFile(path.join(dataDir, name), path.join(dir, p));
+    }
+    server = await startRangeServer({ mounts: { '/ds/': dir } });
+    for (const [p] of FILES) urls.push(`${server.url}/ds/${p}`);
+  });
+
+  afterAll(async () => {
+    await server.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const requestsTo = (name: string) => server.log.filter((e) => e.path.endsWith(name)).length;
+
+  it("with schema: 'first', reads one footer at open, and never touches files a partition filter prunes", async () => {
+    server.resetLog();
+    const lazy = await reader.openDataset(urls, { schema: 'first' });
+    expect(server.log.map((e) => e.path)).toEqual(['/ds/region=EU/day=2009-01-01/a.parquet']);
+    expect(lazy.files.map((f) => f.rows)).toEqual([8, null, null, null]);
+    server.resetLog();
+    const scan = lazy.scan({ columns: ['id', 'region'], filter: "region = 'US'" });
+    expect(await idsOf(scan)).toEqual(ids[1]);
+    expect(requestsTo('a.parquet')).toBe(0);
+    expect(requestsTo('c.parquet')).toBe(0);
+    expect(requestsTo('d.parquet')).toBe(0);
+    expect(requestsTo('b.parquet')).toBeGreaterThan(0);
+    expect(lazy.files.map((f) => f.rows)).toEqual([8, 2, null, null]);
+    // A scan of everything opens the rest; its columns keep the first file's types.
+    expect(await idsOf(lazy.scan({ columns: ['id', 'tinyint_col'] }))).toEqual(ids.flat());
+    expect(String(lazy.schema.fields.find((f) => f.name === 'tinyint_col')?.type)).toBe('Int32');
+    expect(lazy.schema.fields.map((f) => f.name)).not.toContain('year');
+  });
+
+  it("with schema: 'first', a later file's column that does not fit fails the scans that read it, naming the file", async () => {
+    const lazy = await reader.openDataset(urls, { schema: 'first' });
+    const error = await lazy
+      .scan({ columns: ['id', 'date_string_col'] })
+      .toTable()
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'SCHEMA_MISMATCH' });
+    expect((error as ParquetSkimError).message).toMatch(/'date_string_col' is Binary .* but Utf8 in '.*d\.parquet'/);
+    expect(await idsOf(lazy.scan({ columns: ['id'] }))).toEqual(ids.flat());
+  });
+
+  it('reads a manifest of paths and sizes, relative to its URL', async () => {
+    server.resetLog();
+    const manifest = `data:application/json,${encodeURIComponent(
+      JSON.stringify(FILES.map(([p]) => ({ path: `${server.url}/ds/${p}` }))),
+    )}`;
+    const fromManifest = await reader.openDataset({ manifest });
+    expect(fromManifest.files.map((f) => f.path)).toEqual(urls);
+    expect(await fromManifest.count()).toBe(7312);
+  });
+
+  it('fails the open on a missing file with its URL, or skips it', async () => {
+    const missing = `${server.url}/ds/region=EU/day=2009-05-01/missing.parquet`;
+    const error = await reader.openDataset([urls[0] as string, missing]).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'HTTP_STATUS', file: '/ds/region=EU/day=2009-05-01/missing.parquet' });
+    const skipping = await reader.openDataset([urls[0] as string, missing], { onFileError: 'skip' });
+    expect(skipping.stats).toMatchObject({ files: 2, filesOpened: 1, filesFailed: 1 });
+    expect(await idsOf(skipping.scan({ columns: ['id'] }))).toEqual(ids[0]);
   });
 });

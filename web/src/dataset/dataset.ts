@@ -51,7 +51,7 @@ import type { TaskResult } from '../scheduler/executor.js';
 import type { PhaseCosts, ScanPart, SchedulerContext } from '../scheduler/scheduler.js';
 import { runParts } from '../scheduler/scheduler.js';
 import { type Constant, filterColumns, foldFilter, type PartitionColumn, type PartitionValue } from './partitions.js';
-import { conformBatch, type UnifiedSchema } from './schema.js';
+import { conformBatch, sameType, type UnifiedSchema, widen } from './schema.js';
 
 /** One file of a dataset. */
 export interface DatasetFile {
@@ -152,6 +152,11 @@ export class Dataset {
     /** What opening cost. */
     readonly stats: DatasetOpenStats,
     private readonly skipFailed: boolean,
+    /**
+     * With `schema: 'first'`: opens file `index` when a scan first needs it, and how many to open
+     * ahead of the scan. Null when every file was opened with the dataset.
+     */
+    private readonly lazy: { open(index: number): Promise<ParquetFile>; concurrency: number } | null = null,
   ) {
     this.schema = unified.schema;
     this.conflicts = unified.conflicts;
@@ -164,6 +169,115 @@ export class Dataset {
    * `SCHEMA_MISMATCH` error asking for one raises (it names both files).
    */
   readonly conflicts: ReadonlyMap<string, ParquetSkimError>;
+
+  /** Lazy opens started (or done), by file index. */
+  private readonly opening = new Map<number, Promise<ParquetFile>>();
+
+  /**
+   * File `index`, opened (`schema: 'first'` opens files as scans reach them); its schema checked
+   * against the dataset's. A failure is kept on the file: later scans see it too.
+   */
+  private openFile(index: number): Promise<ParquetFile> {
+    const entry = this.files[index] as DatasetFile;
+    if (entry.file !== null) return Promise.resolve(entry.file);
+    if (entry.error !== null) return Promise.reject(entry.error);
+    let promise = this.opening.get(index);
+    if (promise === undefined) {
+      const opener = this.lazy;
+      if (opener === null) return Promise.reject(new ParquetSkimError('INTERNAL', `file ${index} was never opened`));
+      promise = opener.open(index).then(
+        (file) => {
+          try {
+            this.checkLateSchema(index, entry.path, file);
+          } catch (error) {
+            file.close();
+            throw error;
+          }
+          Object.assign(entry, { file, size: file.byteLength, rows: file.metadata.numRows });
+          return file;
+        },
+        (error: unknown) => {
+          throw inFile(error, entry.path);
+        },
+      );
+      promise.catch((error: unknown) => {
+        entry.error = toSkimError(error) as ParquetSkimError;
+      });
+      this.opening.set(index, promise);
+    }
+    return promise;
+  }
+
+  /**
+   * Starts opening the files from `index` on that a scan with `filter` will read (not those its
+   * partition values rule out), up to the lazy opener's concurrency, so footers arrive ahead of
+   * the scan rather than one round trip per file on its path.
+   */
+  private openAhead(index: number, filter: FilterAst | undefined): void {
+    if (this.lazy === null) return;
+    let started = 0;
+    for (let j = index; j < this.files.length && started < this.lazy.concurrency; j++) {
+      const entry = this.files[j] as DatasetFile;
+      if (entry.file !== null || entry.error !== null) continue;
+      if (!this.opening.has(j) && filter !== undefined && this.prunedByPartition(entry, filter)) continue;
+      started += 1;
+      this.openFile(j).catch(() => undefined);
+    }
+  }
+
+  /** Whether `filter` rules out every row of `entry` by its partition values alone (no footer needed). */
+  private prunedByPartition(entry: DatasetFile, filter: FilterAst): boolean {
+    if (this.partitions.length === 0) return false;
+    const constants = new Map<string, Constant>(
+      this.partitions.map((p) => [p.name, { type: p.type, value: entry.partitions[p.name] ?? null }]),
+    );
+    return foldFilter(filter, constants).kind === 'none';
+  }
+
+  /**
+   * A file opened after the dataset (`schema: 'first'`): each of its columns in the dataset's schema
+   * must widen to the dataset's type (its other columns are not in the dataset). A column that does
+   * not is kept as the file's conflict: a scan that reads it there fails ({@link assertFits}).
+   */
+  private checkLateSchema(index: number, path: string, file: ParquetFile): void {
+    const conflicts = new Map<string, ParquetSkimError>();
+    for (const field of file.schema.fields) {
+      if (this.partitions.some((p) => p.name === field.name)) {
+        throw new ParquetSkimError(
+          'SCHEMA_MISMATCH',
+          `'${field.name}' is a hive partition of the paths and also a column of '${path}'; pass hivePartitioning: false to read the column from the files`,
+        );
+      }
+      const wanted = this.schema.fields.find((f) => f.name === field.name);
+      if (wanted === undefined) continue;
+      const wider = widen(wanted.type, field.type);
+      if (wider === null || !sameType(wider, wanted.type)) {
+        conflicts.set(
+          field.name,
+          new ParquetSkimError(
+            'SCHEMA_MISMATCH',
+            `column '${field.name}' is ${wanted.type} in the dataset (its schema comes from the first file) but ` +
+              `${field.type} in '${path}', which does not fit it; open the dataset with schema: 'union' to widen it`,
+            { file: path },
+          ),
+        );
+      }
+    }
+    if (conflicts.size > 0) this.lateConflicts.set(index, conflicts);
+  }
+
+  /** Columns of a file whose type does not fit the dataset's (`schema: 'first'`), by file index. */
+  private readonly lateConflicts = new Map<number, Map<string, ParquetSkimError>>();
+
+  /** Throws if the scan reads, in file `index`, a column whose type there does not fit the dataset's. */
+  private assertFits(index: number, names: Iterable<string>): void {
+    const conflicts = this.lateConflicts.get(index);
+    if (conflicts === undefined) return;
+    for (const name of names) {
+      const conflict = conflicts.get(name);
+      if (conflict !== undefined) throw conflict;
+    }
+  }
 
   /** Closes every file. */
   close(): void {
@@ -210,6 +324,7 @@ export class Dataset {
         // columns, or the file's smallest.
         fileColumns = residual !== undefined ? filterColumns(residual).filter((n) => present.has(n)) : [cheapest(file)];
       }
+      this.assertFits(index, [...fileColumns, ...(residual !== undefined ? filterColumns(residual) : [])]);
       return file.planPart(
         {
           columns: fileColumns,
@@ -224,7 +339,7 @@ export class Dataset {
     const produce = async function* (this: Dataset): AsyncGenerator<RecordBatch> {
       let skip = filter === undefined ? 0 : offset;
       let left = filter === undefined ? Number.POSITIVE_INFINITY : (limit ?? Number.POSITIVE_INFINITY);
-      const run = this.run(stats, options.signal, limited, startedAt, (index, file, constants) => {
+      const run = this.run(stats, options.signal, limited, startedAt, filter, (index, file, constants) => {
         const planned = plan(index, file, constants);
         if (typeof planned === 'string') return planned;
         const { plan: filePlan } = planned.planned;
@@ -296,7 +411,7 @@ export class Dataset {
       const before = merged[i];
       merged[i] = before === undefined ? partial : mergePartials(fn, before, partial);
     };
-    const run = this.run(stats, options.signal, false, startedAt, (index, file, constants) => {
+    const run = this.run(stats, options.signal, false, startedAt, filter, (index, file, constants) => {
       const folded = filter === undefined ? ({ kind: 'all' } as const) : foldFilter(filter, constants);
       if (folded.kind === 'none') return 'partition';
       // Aggregates over a column the file lacks see only nulls there: they take nothing from it.
@@ -310,6 +425,10 @@ export class Dataset {
         stats.rowsOut += rows;
         return 'read';
       }
+      this.assertFits(index, [
+        ...present.flatMap((i) => valueColumns(specs[i]?.expr)),
+        ...(folded.kind === 'filter' ? filterColumns(folded.ast) : []),
+      ]);
       const part = file.planPart(
         {
           filter: folded.kind === 'filter' ? folded.ast : undefined,
@@ -356,6 +475,7 @@ export class Dataset {
     callerSignal: AbortSignal | undefined,
     limited: boolean,
     startedAt: number,
+    filter: FilterAst | undefined,
     plan: (
       index: number,
       file: ParquetFile,
@@ -368,6 +488,7 @@ export class Dataset {
     const costs: Array<{ cost: PhaseCosts; scan: ScanStats }> = [];
     const started = performance.now();
     const sync = () => {
+      stats.rowsTotal = this.files.reduce((sum, f) => sum + (f.rows ?? 0), 0);
       for (const { cost, scan } of costs) syncStats(scan, cost, startedAt, started);
       totals(stats, costs, startedAt);
     };
@@ -383,15 +504,24 @@ export class Dataset {
     async function* parts(): AsyncGenerator<ScanPart> {
       for (const [index, entry] of self.files.entries()) {
         const fileStats = stats.files[index] as DatasetFileStats;
-        if (entry.file === null) {
-          fileStats.fate = 'failed';
-          fileStats.error = entry.error?.message ?? null;
+        // Decided by its partition values alone: not even its footer is read.
+        if (filter !== undefined && self.prunedByPartition(entry, filter)) {
+          fileStats.fate = 'partition';
+          continue;
+        }
+        self.openAhead(index, filter);
+        let file: ParquetFile;
+        try {
+          file = await self.openFile(index);
+        } catch (error) {
+          if (signal.aborted) throw error;
+          fail(index, error);
           continue;
         }
         const constants = self.constantsOf(entry);
         let decided: ReturnType<typeof plan>;
         try {
-          decided = plan(index, entry.file, constants);
+          decided = plan(index, file, constants);
         } catch (error) {
           fail(index, error);
           continue;
@@ -680,7 +810,14 @@ export interface DatasetOptions extends Omit<OpenOptions, 'size'> {
   hivePartitioning?: 'auto' | boolean;
   /** Types of partition columns, instead of inferring them: `{ year: 'int64', day: 'date', region: 'string' }`. */
   partitionSchema?: Record<string, 'int64' | 'date' | 'string'>;
-  /** Footers read at once while opening (default 32). */
+  /**
+   * Which footers opening reads: `'union'` (default) every file's, the schema being the union of
+   * theirs; `'first'` only the first file's, whose schema the dataset takes — the other footers
+   * are read when a scan reaches their files (a few ahead of it), and never for files a filter
+   * rules out by their partition values. A later file's column must fit the first file's type.
+   */
+  schema?: 'union' | 'first';
+  /** Footers read at once, while opening and (with `schema: 'first'`) ahead of a scan (default 64). */
   concurrency?: number;
   /**
    * A file that cannot be opened or read: `'fail'` (default) fails the open or the scan, naming

@@ -1,7 +1,8 @@
 /**
  * Opening a dataset: its sources resolved, its partitions read from the paths, every footer read
  * (`concurrency` at a time: one round of requests for up to that many files when each footer fits
- * in the open's tail read), and one schema built over them.
+ * in the open's tail read), and one schema built over them — or, with `schema: 'first'`, only the
+ * first file's footer, the others left to the scans that reach them.
  */
 import { invalidArgument, ParquetSkimError, toSkimError } from '../errors.js';
 import type { ParquetFile } from '../file.js';
@@ -20,7 +21,7 @@ import { unifySchemas } from './schema.js';
 import { type DatasetSources, resolveSources } from './sources.js';
 
 /** Default footers read at once while opening a dataset. */
-export const DEFAULT_DATASET_CONCURRENCY = 32;
+export const DEFAULT_DATASET_CONCURRENCY = 64;
 
 /** Opens the files of `sources` as one {@link Dataset}. */
 export async function openDataset(
@@ -35,7 +36,9 @@ export async function openDataset(
     partitionSchema,
     concurrency = DEFAULT_DATASET_CONCURRENCY,
     onFileError = 'fail',
+    schema = 'union',
   } = options;
+  if (schema !== 'union' && schema !== 'first') throw invalidArgument('schema', "'union' or 'first'", schema);
   if (!['auto', true, false].includes(hivePartitioning)) {
     throw invalidArgument('hivePartitioning', "'auto', true or false", hivePartitioning);
   }
@@ -43,7 +46,14 @@ export async function openDataset(
     throw invalidArgument('concurrency', 'a whole number >= 1', concurrency);
   if (onFileError !== 'fail' && onFileError !== 'skip')
     throw invalidArgument('onFileError', "'fail' or 'skip'", onFileError);
-  const { hivePartitioning: _h, partitionSchema: _p, concurrency: _c, onFileError: _o, ...openOptions } = options;
+  const {
+    hivePartitioning: _h,
+    partitionSchema: _p,
+    concurrency: _c,
+    onFileError: _o,
+    schema: _s,
+    ...openOptions
+  } = options;
   const entries = await resolveSources(sources, openOptions);
   const paths = entries.map((e) => e.path);
   let partitions: PartitionColumn[] = [];
@@ -60,18 +70,23 @@ export async function openDataset(
     throw invalidArgument('partitionSchema', 'no partitionSchema with hivePartitioning: false', partitionSchema);
   }
   // Under 'fail', the first file that fails stops the opens not yet started, and every file
-  // opened is closed again before the error is thrown.
+  // opened is closed again before the error is thrown. With schema: 'first', only the first file
+  // that opens is opened here.
   let failed: Error | undefined;
-  const files = await mapConcurrently(entries.length, concurrency, async (i): Promise<DatasetFile> => {
+  let firstOpened = false;
+  const openEntry = (i: number) => {
+    const entry = entries[i] as (typeof entries)[number];
+    return open(entry.source, { ...openOptions, ...(entry.size !== undefined ? { size: entry.size } : {}) });
+  };
+  const eager = schema === 'union' ? concurrency : 1;
+  const files = await mapConcurrently(entries.length, eager, async (i): Promise<DatasetFile> => {
     const entry = entries[i] as (typeof entries)[number];
     const partitionsOf = Object.fromEntries(partitions.map((p, k) => [p.name, values[i]?.[k] ?? null]));
-    const none = { path: entry.path, partitions: partitionsOf, size: null, rows: null, file: null };
-    if (failed !== undefined) return { ...none, error: null };
+    const none = { path: entry.path, partitions: partitionsOf, size: entry.size ?? null, rows: null, file: null };
+    if (failed !== undefined || (schema === 'first' && firstOpened)) return { ...none, error: null };
     try {
-      const file = await open(entry.source, {
-        ...openOptions,
-        ...(entry.size !== undefined ? { size: entry.size } : {}),
-      });
+      const file = await openEntry(i);
+      firstOpened = true;
       return {
         path: entry.path,
         partitions: partitionsOf,
@@ -123,5 +138,6 @@ export async function openDataset(
       ms: performance.now() - startedAt,
     },
     onFileError === 'skip',
+    schema === 'first' ? { open: openEntry, concurrency } : null,
   );
 }

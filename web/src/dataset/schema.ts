@@ -240,6 +240,6 @@ function convert(column: Vector, to: DataType): Data {
 }
 
 /** Whether two types are equal (apache-arrow's comparison, without its type-guard narrowing). */
-function sameType(a: DataType, b: DataType): boolean {
+export function sameType(a: DataType, b: DataType): boolean {
   return util.compareTypes(a, b);
 }
