@@ -32,4 +32,6 @@ sample="$tests_dir/.cache/data/lineitem-sf1.parquet"
 if [ -f "$sample" ]; then
   "$venv/bin/python" "$here/tpch_reference.py" "$sample" "$tests_dir/.cache/tpch-reference.json"
 fi
+# The hive-partitioned (and other) datasets of the dataset tests, written by pyarrow.
+"$venv/bin/python" "$tests_dir/dataset/write_datasets.py"
 exec "$venv/bin/python" "$here/reference.py" "$@"

@@ -33,12 +33,25 @@ function chosenFile(): File {
   return file;
 }
 
+/** The files of the folder chosen in the page's folder input (`webkitdirectory`). */
+function chosenFolder(): File[] {
+  const input = document.getElementById('folder-input') as HTMLInputElement;
+  return [...(input.files ?? [])];
+}
+
 /** Error fields that survive page.evaluate. */
-function describeError(error: unknown): { name: string; code: string | null; message: string; isSkimError: boolean } {
-  const e = error as { name?: string; code?: string; message?: string };
+function describeError(error: unknown): {
+  name: string;
+  code: string | null;
+  message: string;
+  file: string | null;
+  isSkimError: boolean;
+} {
+  const e = error as { name?: string; code?: string; message?: string; file?: string };
   return {
     name: e.name ?? 'unknown',
     code: e.code ?? null,
+    file: e.file ?? null,
     message: e.message ?? String(error),
     isSkimError: error instanceof skim.ParquetSkimError,
   };
@@ -51,6 +64,7 @@ const harness = {
   compareTables,
   openInWorker,
   chosenFile,
+  chosenFolder,
   describeError,
 };
 

@@ -559,7 +559,8 @@ export class Dataset {
         };
         const withHooks: ScanPart = {
           ...part,
-          yieldErrors: self.skipFailed,
+          // Its failures come back here, to be named (and, under onFileError: 'skip', skipped).
+          yieldErrors: true,
           onTaskStart: () => {
             stats.timeline.firstTask ??= performance.now() - startedAt;
           },
