@@ -138,7 +138,7 @@ test('errors from Rust reach the page as typed errors, from the main thread and 
     const capture = async (name: string, work: () => Promise<unknown>) => {
       try {
         await work();
-        outcomes[name] = { name: 'none', code: null, message: 'no error', isSkimError: false };
+        outcomes[name] = { name: 'none', code: null, message: 'no error', file: null, isSkimError: false };
       } catch (error) {
         outcomes[name] = describeError(error);
       }

@@ -123,15 +123,15 @@ export interface ColumnCacheStats
 }
 
 /** The batches of a scan. */
-export class Scan implements AsyncIterable<RecordBatch> {
+export class Scan<S extends ScanStats = ScanStats> implements AsyncIterable<RecordBatch> {
   private started = false;
   private schemaOf: Schema | undefined;
 
   /** @internal */
   constructor(
     private readonly readSchema: () => Schema,
-    /** Live counters of this scan. */
-    readonly stats: ScanStats,
+    /** Live counters of this scan (a dataset scan's add each file's). */
+    readonly stats: S,
     private readonly produce: () => AsyncGenerator<RecordBatch>,
   ) {}
 

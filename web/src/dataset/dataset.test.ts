@@ -72,7 +72,7 @@ describe('a dataset of files read as one table', () => {
     expect(await idsOf(dataset.scan({ columns: ['id'], offset: 9, limit: 5 }))).toEqual(ids.flat().slice(9, 14));
     const scan = dataset.scan({ columns: ['id'], limit: 3 });
     expect(await idsOf(scan)).toEqual(ids.flat().slice(0, 3));
-    expect((scan.stats as { files: Array<{ fate: string }> }).files.map((f) => f.fate)).toEqual([
+    expect(scan.stats.files.map((f) => f.fate)).toEqual([
       'read',
       'unread',
       'unread',
@@ -83,7 +83,7 @@ describe('a dataset of files read as one table', () => {
   it('prunes files by partition values without reading them', async () => {
     const scan = dataset.scan({ columns: ['id', 'region'], filter: "region = 'US'" });
     expect(await idsOf(scan)).toEqual(ids[1]);
-    const stats = scan.stats as import('./dataset.js').DatasetScanStats;
+    const stats = scan.stats;
     expect(stats.filesPrunedByPartition).toBe(3);
     expect(stats.files.map((f) => f.fate)).toEqual(['partition', 'read', 'partition', 'partition']);
     expect(stats.files[0]?.scan).toBeNull();
@@ -161,7 +161,7 @@ describe('a dataset of files read as one table', () => {
     expect(skipping.files[1]?.error?.code).toBe('INVALID_FILE');
     const scan = skipping.scan({ columns: ['id'] });
     expect(await idsOf(scan)).toEqual(ids[0]);
-    expect((scan.stats as import('./dataset.js').DatasetScanStats).filesSkipped).toBe(1);
+    expect(scan.stats.filesSkipped).toBe(1);
   });
 });
 

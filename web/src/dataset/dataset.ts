@@ -285,7 +285,7 @@ export class Dataset {
   }
 
   /** Reads rows of every file, in file order: an async iterable of `RecordBatch`es (see {@link Scan}). */
-  scan(options: ScanOptions = {}): Scan {
+  scan(options: ScanOptions = {}): Scan<DatasetScanStats> {
     const startedAt = performance.now();
     const offset = checkCount('offset', options.offset) ?? 0;
     const limit = checkCount('limit', options.limit);
