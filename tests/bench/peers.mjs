@@ -3,7 +3,8 @@
  * DuckDB-WASM 1.28 — in headless Debian Chromium, over HTTP from the real range server (which
  * serves the page, every peer's JS and WebAssembly, and the data), on TPC-H lineitem SF1 in three
  * layouts of crate/datagen, as tpchgen-cli, pyarrow and DuckDB write it with their defaults
- * (tests/bench/write-others.py, at bench time), and the ClickBench-hits-like table:
+ * (tests/bench/write-others.py, at bench time), and the ClickBench-hits-like table; and as datasets
+ * of many files (pyarrow's hive-partitioned `write_to_dataset`, and 64 plain files):
  *
  * - TPC-H Q6; a selective lookup (`l_orderkey = 3000323`, all columns); a string-contains filter
  *   whose column is also returned; the first 100 rows; a full scan of three columns;
@@ -38,7 +39,8 @@
  * - BENCH_RUNS=N: timed runs per cell (default 5, after one warm-up run);
  * - comma-separated subsets: BENCH_SYSTEMS (parquet-skim, parquet-skim-mem, parquet-wasm,
  *   hyparquet, duckdb-wasm; and, not run by default, parquet-skim-warm), BENCH_DATA (a, b, c,
- *   hits), BENCH_QUERIES (q6, lookup, contains, first100, scan3); a subset run prints its tables
+ *   hits, tpchgen, pyarrow, duckdb; the datasets hive, files64), BENCH_QUERIES (q6, lookup,
+ *   contains, first100, scan3; part, count on the datasets); a subset run prints its tables
  *   but writes no result files;
  * - BENCH_NATIVE=0 skips the native runs; BENCH_RUN_TIMEOUT_MS (default 120000) per run;
  * - BENCH_NETWORKS: `latency/Mbit` pairs (default `0/0,20/200,80/50`; 0 Mbit/s: no cap);
@@ -47,7 +49,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { asyncBufferFromFile, parquetMetadataAsync, readOffsetIndex } from 'hyparquet';
 import { chromium } from 'playwright-core';
@@ -136,6 +138,26 @@ const DATASETS = [
     other: true,
     queries: ['q6', 'lookup', 'first100', 'scan3'],
   },
+  // Datasets (many files as one table; written by tests/bench/write-others.py from layout a's rows).
+  {
+    id: 'hive',
+    table: 'lineitem',
+    writer: 'pyarrow write_to_dataset',
+    dir: 'lineitem-sf1-hive',
+    hive: true,
+    layout: 'a dataset: hive-partitioned by ship year and month (`year=1994/month=3/part-0.parquet`), pyarrow defaults',
+    other: true,
+    queries: ['first100', 'q6', 'part', 'count'],
+  },
+  {
+    id: 'files64',
+    table: 'lineitem',
+    writer: 'pyarrow write_table ×64',
+    dir: 'lineitem-sf1-64',
+    layout: 'a dataset: the rows in order in 64 files, pyarrow defaults',
+    other: true,
+    queries: ['first100', 'q6', 'part', 'count'],
+  },
 ];
 const QUERIES = ['q6', 'lookup', 'contains', 'first100', 'scan3'];
 /** The bulk queries: the only ones run on the shaped networks. */
@@ -161,6 +183,8 @@ const SYSTEMS = {
   /** The I/O floor: parquet-skim's ranges by bare `fetch` (needs parquet-skim's cell first). */
   floor: { page: 'floor', floor: true },
   'parquet-skim-mem': { page: 'parquet-skim', inMemory: true, warm: true },
+  /** Datasets only: `openDataset(urls, { schema: 'first' })` (footers read as the scan reaches files). */
+  'parquet-skim-first': { page: 'parquet-skim', schemaFirst: true, datasetsOnly: true },
   /** Opt-in (BENCH_SYSTEMS): over HTTP after a warm-up query on the same reader — the cold-start cost. */
   'parquet-skim-warm': { page: 'parquet-skim', warm: true, optional: true },
 };
@@ -183,7 +207,7 @@ const queriesOf = (d) => (d.queries ?? QUERIES).filter((q) => onlyQueries === un
  */
 function generateData() {
   for (const d of datasets.filter((x) => x.datagen !== undefined)) generate(d);
-  if (datasets.some((d) => d.other && !existsSync(path.join(DATA_DIR, d.file)))) {
+  if (datasets.some((d) => d.other && !existsSync(path.join(DATA_DIR, d.file ?? d.dir)))) {
     const source = path.join(DATA_DIR, DATASETS[0].file);
     generate(DATASETS[0]);
     const python = path.join(repo, 'tests/.venv/bin/python');
@@ -204,8 +228,36 @@ function generate(d) {
   if (result.status !== 0) throw new Error(`datagen failed for ${d.file}`);
 }
 
-/** Row groups, codec, pages per column chunk and size of a data file (for the report). */
+/** The Parquet files under `dir` (relative paths, sorted): a dataset's files, in its order. */
+async function listFiles(dir, under = '') {
+  const found = [];
+  for (const entry of await readdir(path.join(dir, under), { withFileTypes: true })) {
+    const relative = under === '' ? entry.name : `${under}/${entry.name}`;
+    if (entry.isDirectory()) found.push(...(await listFiles(dir, relative)));
+    else if (entry.name.endsWith('.parquet')) found.push(relative);
+  }
+  return found.sort();
+}
+
+/**
+ * Row groups, codec, pages per column chunk and size of a data file (for the report); of a dataset,
+ * its first file's, with the files' total size, rows and row groups.
+ */
 async function describeLayout(d) {
+  if (d.dir !== undefined) {
+    d.files = await listFiles(path.join(DATA_DIR, d.dir));
+    const described = [];
+    for (const f of d.files) described.push(await describeLayout({ ...d, dir: undefined, file: path.join(d.dir, f) }));
+    const first = described[0];
+    const sum = (key) => described.reduce((n, x) => n + x[key], 0);
+    return {
+      ...first,
+      file: `${d.dir}/ (${d.files.length} files)`,
+      bytes: sum('bytes'),
+      rows: sum('rows'),
+      rowGroups: sum('rowGroups'),
+    };
+  }
   const file = await asyncBufferFromFile(path.join(DATA_DIR, d.file));
   const metadata = await parquetMetadataAsync(file);
   const pages = [];
@@ -217,8 +269,9 @@ async function describeLayout(d) {
     const bytes = await file.slice(start, start + chunk.offset_index_length);
     pages.push(readOffsetIndex({ view: new DataView(bytes), offset: 0 }).page_locations.length);
   }
+  const { files: _files, ...described } = d;
   return {
-    ...d,
+    ...described,
     bytes: file.byteLength,
     rows: Number(metadata.num_rows),
     rowGroups: metadata.row_groups.length,
@@ -279,7 +332,7 @@ async function runOnce(browser, server, args) {
     const reads = server.log.filter((e) => e.path.startsWith('/sample/'));
     const requests = reads.length;
     const bytes = reads.reduce((n, e) => n + e.bytes, 0);
-    const ranges = reads.filter((e) => e.method === 'GET' && e.range !== null).map((e) => e.range);
+    const ranges = reads.filter((e) => e.method === 'GET' && e.range !== null).map((e) => [e.path, e.range]);
     const answer = await page.evaluate(() => window.peers.answer());
     await page.evaluate(() => window.peers.dispose());
     return { ms, requests, bytes, ranges, answer, info };
@@ -300,7 +353,10 @@ async function measureCell(browser, server, net, dataset, query, system, skim) {
     system: SYSTEMS[system].page,
     inMemory: SYSTEMS[system].inMemory === true,
     warm: SYSTEMS[system].warm === true,
-    url: `/sample/${dataset.file}`,
+    schemaFirst: SYSTEMS[system].schemaFirst === true,
+    ...(dataset.dir === undefined
+      ? { url: `/sample/${dataset.file}` }
+      : { urls: dataset.files.map((f) => `/sample/${dataset.dir}/${f}`), hive: dataset.hive === true }),
     table: dataset.table,
     query,
     ranges: SYSTEMS[system].floor ? skim?.ranges : undefined,
@@ -420,11 +476,14 @@ try {
     });
     try {
       for (const d of datasets) {
+        // Datasets run unshaped only (the peers' loops over ~84 files at 80 ms per request take minutes a run).
+        if (shaped(net) && d.dir !== undefined) continue;
         for (const q of queriesOf(d).filter((x) => !shaped(net) || BULK.includes(x))) {
           let skim;
           for (const s of systems) {
             // In memory, nothing crosses the network: those runs are made once, unshaped.
             if (SYSTEMS[s].inMemory && (!d.inMemory || shaped(net))) continue;
+            if (SYSTEMS[s].datasetsOnly && d.dir === undefined) continue;
             const cell = await measureCell(browser, server, net, d, q, s, skim);
             if (s === 'parquet-skim') skim = cell;
             cells.push(cell);

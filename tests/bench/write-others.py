@@ -10,6 +10,12 @@ Usage: write-others.py SOURCE.parquet OUT_DIR
 - ``lineitem-sf1-duckdb.parquet``: DuckDB's ``COPY … TO … (FORMAT parquet)`` with its defaults
   (122,880-row groups, snappy).
 
+- ``lineitem-sf1-hive/``: ``pyarrow.parquet.write_to_dataset`` partitioned by ship year and month
+  (``year=1994/month=3/part-0.parquet``, ~84 files; the two columns live in the paths only), with
+  pyarrow's defaults otherwise;
+- ``lineitem-sf1-64/``: the rows split in order into 64 files (``part-00.parquet`` …), each written
+  by ``pyarrow.parquet.write_table`` with its defaults.
+
 Each is skipped when it exists. The rows are the source's, in its order.
 """
 
@@ -21,7 +27,34 @@ import tempfile
 
 import duckdb
 import pyarrow
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
+
+
+def write_datasets(source: str, out_dir: str) -> None:
+    hive_out = os.path.join(out_dir, "lineitem-sf1-hive")
+    flat_out = os.path.join(out_dir, "lineitem-sf1-64")
+    if os.path.exists(hive_out) and os.path.exists(flat_out):
+        return
+    table = pq.read_table(source)
+    if not os.path.exists(hive_out):
+        dated = table.append_column("year", pc.year(table["l_shipdate"])).append_column(
+            "month", pc.month(table["l_shipdate"])
+        )
+        pq.write_to_dataset(
+            dated, hive_out + ".tmp", partition_cols=["year", "month"], basename_template="part-{i}.parquet"
+        )
+        os.replace(hive_out + ".tmp", hive_out)
+        print(f"wrote {hive_out} (pyarrow {pyarrow.__version__} write_to_dataset, by ship year and month)")
+    if not os.path.exists(flat_out):
+        os.makedirs(flat_out + ".tmp")
+        per_file = -(-table.num_rows // 64)
+        for i in range(64):
+            pq.write_table(
+                table.slice(i * per_file, per_file), os.path.join(flat_out + ".tmp", f"part-{i:02d}.parquet")
+            )
+        os.replace(flat_out + ".tmp", flat_out)
+        print(f"wrote {flat_out} (64 files, pyarrow {pyarrow.__version__} write_table defaults)")
 
 
 def main() -> None:
@@ -48,6 +81,7 @@ def main() -> None:
         )
         os.replace(duckdb_out + ".tmp", duckdb_out)
         print(f"wrote {duckdb_out} (DuckDB {duckdb.__version__} defaults)")
+    write_datasets(source, out_dir)
 
 
 if __name__ == "__main__":

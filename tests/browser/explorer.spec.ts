@@ -355,3 +355,45 @@ test('every parquet-testing file opens in the explorer with no page error: its r
   expect(ok).toBeGreaterThan(50);
   expect(outcomes['int96_from_spark.parquet']).toBe('ok');
 });
+
+test('opens a chosen folder as a dataset: its files with partitions, sizes and rows, and what a filter did with each', async ({
+  page,
+  explorerUrl,
+}, info) => {
+  await page.goto(`${explorerUrl}/`);
+  await page.setInputFiles('#folder-input', path.join(cacheDir, 'data/datasets/hive'));
+  await page.waitForSelector('body[data-state=ready]');
+  await expect(page.locator('#summary-title')).toHaveText('Dataset');
+  await expect(page.locator('#summary')).toContainText('12 files');
+  await expect(page.locator('#summary')).toContainText('120,000 rows');
+  await expect(page.locator('#summary')).toContainText('year (int64), region (string)');
+  await expect(page.locator('#files-table tbody tr')).toHaveCount(12);
+  await expect(page.locator('#files-table tbody tr').first()).toContainText('hive/year=2020/region=EU/part-0.parquet');
+  await expect(page.locator('#files-table tbody tr').nth(2)).toContainText('null');
+  await expect(page.locator('#rows tbody tr')).toHaveCount(100);
+  // The single file's panels are not shown for a dataset.
+  await expect(page.locator('#column-chunks')).toBeHidden();
+  await page.fill('#filter-input', "region = 'US' AND value < 0.5");
+  await page.click('#filter-button');
+  await page.waitForSelector('#match-count[data-count]');
+  const matches = Number(await page.getAttribute('#match-count', 'data-count'));
+  expect(matches).toBeGreaterThan(0);
+  await expect(page.locator('#files-table tbody tr.fate-partition')).toHaveCount(8);
+  await expect(page.locator('#files-table tbody tr.fate-read')).toHaveCount(4);
+  await expect(page.locator('#files-table tbody tr.fate-partition').first()).toContainText('pruned by partition');
+  await page.screenshot({ path: info.outputPath('explorer-dataset.png'), fullPage: true });
+});
+
+test('opens a dataset from a list of URLs', async ({ page, explorerUrl }) => {
+  const files = readdirSync(path.join(cacheDir, 'data/datasets/hive'), { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.parquet'))
+    .sort();
+  await page.goto(`${explorerUrl}/`);
+  await page.click('.dataset-open summary');
+  await page.fill('#dataset-urls', files.map((f) => `/data/datasets/hive/${f}`).join('\n'));
+  await page.click('#dataset-button');
+  await page.waitForSelector('body[data-state=ready]');
+  await expect(page.locator('#files-table tbody tr')).toHaveCount(12);
+  await expect(page.locator('#summary')).toContainText('12 files');
+  await expect(page.locator('#rows tbody tr')).toHaveCount(100);
+});

@@ -17,6 +17,9 @@
 import {
   count,
   createReader,
+  type Dataset,
+  type DatasetScanStats,
+  type DatasetSources,
   type FilterAst,
   type OpenOptions,
   type ParquetFile,
@@ -25,6 +28,7 @@ import {
   type ScanProgress,
   type ScanStats,
 } from 'parquet-skim';
+import { filesFromDrop, filesFromFolder, renderDatasetSummary, renderFiles } from './dataset-view.js';
 import { byId, el } from './dom.js';
 import { DataGrid } from './grid-view.js';
 import { renderColumnChunks, renderKeyValueMetadata, renderRowGroups, renderSummary } from './metadata-view.js';
@@ -42,10 +46,11 @@ const FIRST_ROWS = 100;
  */
 const CACHE_BYTES = 256 * 2 ** 20;
 
-/** What tests can reach: the current reader and file, the grid, and the query panel's stats. */
+/** What tests can reach: the current reader and file (or dataset), the grid, and the query panel's stats. */
 interface ExplorerHandles {
   reader: Reader | undefined;
   file: ParquetFile | undefined;
+  dataset?: Dataset | undefined;
   lastStats?: ScanStats;
   grid?: DataGrid;
 }
@@ -98,7 +103,16 @@ const page = {
   gotoForm: byId<HTMLFormElement>('goto-form'),
   gotoInput: byId<HTMLInputElement>('goto-input'),
   copyLink: byId<HTMLButtonElement>('copy-link'),
+  folderInput: byId<HTMLInputElement>('folder-input'),
+  datasetForm: byId<HTMLFormElement>('dataset-form'),
+  datasetUrls: byId<HTMLTextAreaElement>('dataset-urls'),
+  summaryTitle: byId('summary-title'),
+  filesCard: byId('files-card'),
+  filesTable: byId<HTMLTableElement>('files-table'),
 };
+
+/** What a filter runs over: the open file, or the open dataset (the same scan and aggregate API). */
+type Target = ParquetFile | Dataset;
 
 /** The data grid of the open file. */
 let grid: DataGrid | undefined;
@@ -142,7 +156,7 @@ function beginWork(): { signal: AbortSignal; isCurrent: () => boolean } {
  * `last` says whether this ends the unit of work (then the page is `ready`).
  */
 async function showFirstRows(
-  file: ParquetFile,
+  file: Target,
   signal: AbortSignal,
   isCurrent: () => boolean,
   filter?: string,
@@ -164,6 +178,8 @@ async function openSource(source: ParquetSource, label: string, options: OpenOpt
   hideError();
   clearResults();
   window.explorer.file = undefined;
+  window.explorer.dataset = undefined;
+  document.body.classList.remove('dataset');
   setStatus(`Opening ${label}…`);
   try {
     const reader = await getReader();
@@ -186,13 +202,44 @@ async function openSource(source: ParquetSource, label: string, options: OpenOpt
   }
 }
 
+/** Opens many files as one table (`label`: what to call it) and renders it: summary, files, schema, first rows. */
+async function openDatasetSources(sources: DatasetSources, label: string, options: OpenOptions = {}): Promise<void> {
+  const { signal, isCurrent } = beginWork();
+  hideError();
+  clearResults();
+  window.explorer.file = undefined;
+  window.explorer.dataset = undefined;
+  setStatus(`Opening ${label}…`);
+  try {
+    const reader = await getReader();
+    const dataset = await reader.openDataset(sources, { ...options, onFileError: 'skip' });
+    if (!isCurrent()) {
+      dataset.close();
+      return;
+    }
+    window.explorer.dataset = dataset;
+    document.body.classList.add('dataset');
+    page.summaryTitle.textContent = 'Dataset';
+    renderDatasetSummary(page.summary, dataset, label);
+    renderFiles(page.filesTable, dataset);
+    page.filesCard.hidden = false;
+    renderSchema(page.schema, dataset.schema);
+    page.results.hidden = false;
+    setStatus(`Reading the first ${FIRST_ROWS} rows…`);
+    await showFirstRows(dataset, signal, isCurrent);
+  } catch (error) {
+    if (!isCurrent()) return;
+    showError(error);
+  }
+}
+
 /**
  * Runs the filter box's SQL over the open file and shows the first matching rows. Syntax errors
  * are shown under the box with a caret at the offending position (the core's parser reports it);
  * type errors and unknown columns show their code and message there too.
  */
 async function runFilter(): Promise<void> {
-  const file = window.explorer.file;
+  const file: Target | undefined = window.explorer.file ?? window.explorer.dataset;
   const reader = window.explorer.reader;
   if (file === undefined || reader === undefined) return;
   const text = page.filterInput.value.trim();
@@ -255,7 +302,7 @@ function clearFilterResults(): void {
  * other), with a progress bar and a cancel button — then draws the query panel from its stats.
  */
 async function countMatches(
-  file: ParquetFile,
+  file: Target,
   reader: Reader,
   filter: string,
   signal: AbortSignal,
@@ -280,8 +327,11 @@ async function countMatches(
     page.matchCount.textContent = `${matches.toLocaleString('en-US')} matching rows`;
     page.matchCount.dataset.count = String(matches);
     page.progress.value = page.progress.max;
+    if ('files' in stats && window.explorer.dataset !== undefined) {
+      renderFiles(page.filesTable, window.explorer.dataset, stats as DatasetScanStats);
+    }
     renderQueryPanel(page.queryPanel, stats, {
-      fileBytes: file.byteLength,
+      fileBytes: 'byteLength' in file ? file.byteLength : file.files.reduce((sum, f) => sum + (f.size ?? 0), 0),
       columns: file.schema.fields.map((f) => f.name),
       read: filterColumns(reader.parseFilter(filter)),
     });
@@ -327,6 +377,27 @@ function openFromInputs(): void {
   void openSource(url, url, { headers });
 }
 
+/** Opens the URLs of the dataset box (one a line), with the headers in the textarea. */
+function openDatasetFromInputs(): void {
+  const urls = page.datasetUrls.value
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+  if (urls.length === 0) {
+    showError(new PageError('NO_URL', 'enter the URLs of the Parquet files of the dataset, one a line'));
+    return;
+  }
+  let headers: Record<string, string>;
+  try {
+    headers = parseHeaders(page.headersInput.value);
+  } catch (error) {
+    showError(error);
+    return;
+  }
+  rememberUrl(null);
+  void openDatasetSources(urls, `${urls.length} URLs`, { headers });
+}
+
 /** Opens a local file (picker or drop). */
 function openLocalFile(file: File): void {
   rememberUrl(null);
@@ -361,6 +432,10 @@ function rememberUrl(url: string | null): void {
 function clearResults(): void {
   grid?.dispose();
   grid = undefined;
+  document.body.classList.remove('dataset');
+  page.summaryTitle.textContent = 'File';
+  page.filesCard.hidden = true;
+  page.filesTable.replaceChildren();
   page.results.hidden = true;
   page.queryCard.hidden = true;
   page.matchBar.hidden = true;
@@ -474,8 +549,39 @@ window.addEventListener('drop', (event) => {
   if (!carriesFiles(event)) return;
   event.preventDefault();
   document.body.classList.remove('dragging');
-  const file = event.dataTransfer?.files[0];
-  if (file !== undefined) openLocalFile(file);
+  const transfer = event.dataTransfer;
+  if (transfer === null) return;
+  // The entries must be taken before this handler returns: the drop's data is gone after it.
+  const file = transfer.files[0];
+  filesFromDrop(transfer).then(
+    (files) => {
+      if (files === null) {
+        if (file !== undefined) openLocalFile(file);
+      } else if (files.length === 0) {
+        showError(new PageError('NO_PARQUET', 'the dropped folder holds no .parquet file'));
+      } else {
+        rememberUrl(null);
+        void openDatasetSources(files, files[0]?.path.split('/')[0] ?? 'the dropped files');
+      }
+    },
+    (error: unknown) => showError(error),
+  );
+});
+
+page.folderInput.addEventListener('change', () => {
+  const files = filesFromFolder(page.folderInput.files ?? new DataTransfer().files);
+  page.folderInput.value = '';
+  if (files.length === 0) {
+    showError(new PageError('NO_PARQUET', 'the chosen folder holds no .parquet file'));
+    return;
+  }
+  rememberUrl(null);
+  void openDatasetSources(files, files[0]?.webkitRelativePath.split('/')[0] ?? 'the chosen folder');
+});
+
+page.datasetForm.addEventListener('submit', (event) => {
+  event.preventDefault();
+  openDatasetFromInputs();
 });
 
 // Start: warm up the reader, then open `?url=` if there is one.

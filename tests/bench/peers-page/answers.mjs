@@ -71,6 +71,10 @@ function scan3Text(output) {
 
 /** The canonical answer of `query` on `table` from `output`. */
 export function answerOf(query, table, output) {
+  // `{ count }`; `{ rows, quantity }` (Σ l_quantity as exact decimal text, cents, or a float).
+  if (query === 'count') return `${Number(output.count)} rows`;
+  if (query === 'part')
+    return `${Number(output.rows)} rows, quantity ${roundMoney(output.quantity, output.scale ?? 0)}`;
   if (query === 'q6') return `revenue ${revenueText(output.revenue, output.scale)}`;
   if (query === 'scan3') return scan3Text(output);
   const kinds = SCHEMAS[table];

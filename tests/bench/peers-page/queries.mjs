@@ -24,6 +24,15 @@ export const CONTAINS = {
 /** Full scans of three columns. */
 export const SCAN3 = { lineitem: ['l_quantity', 'l_shipdate', 'l_returnflag'] };
 
+/**
+ * The datasets' partition-filtered query: ship months March to May 1995 — on the hive dataset by
+ * its partition columns, on the unpartitioned one by `l_shipdate` (its files' statistics).
+ */
+export const PART_WHERE = {
+  hive: 'year = 1995 AND month BETWEEN 3 AND 5',
+  flat: "l_shipdate >= DATE '1995-03-01' AND l_shipdate < DATE '1995-06-01'",
+};
+
 /** Query ids → what the tables and Markdown call them. */
 export const QUERY_LABELS = {
   q6: 'TPC-H Q6',
@@ -31,10 +40,15 @@ export const QUERY_LABELS = {
   contains: 'string contains, filter column projected',
   first100: 'first 100 rows, all columns',
   scan3: 'full scan of 3 columns',
+  part: 'Σ l_quantity, count, ship months 1995-03…05 (datasets: partition columns where there are)',
+  count: 'count(*) (datasets)',
 };
 
-/** The SQL DuckDB runs for `query` on `table` read from `source` (a `read_parquet(…)` call). */
-export function duckdbSql(query, table, source) {
+/**
+ * The SQL DuckDB runs for `query` on `table` read from `source` (a `read_parquet(…)` call); `hive`:
+ * the source is a hive-partitioned dataset.
+ */
+export function duckdbSql(query, table, source, hive = false) {
   switch (query) {
     case 'q6':
       return `SELECT sum(l_extendedprice * l_discount) AS revenue FROM ${source} WHERE ${Q6_WHERE}`;
@@ -48,6 +62,10 @@ export function duckdbSql(query, table, source) {
       return `SELECT * FROM ${source} LIMIT 100`;
     case 'scan3':
       return `SELECT ${SCAN3[table].join(', ')} FROM ${source}`;
+    case 'part':
+      return `SELECT sum(l_quantity) AS quantity, count(*) AS n FROM ${source} WHERE ${PART_WHERE[hive ? 'hive' : 'flat']}`;
+    case 'count':
+      return `SELECT count(*) AS n FROM ${source}`;
     default:
       throw new Error(`unknown query ${query}`);
   }

@@ -30,29 +30,93 @@ async function readChunks(file, metadata, columns) {
   return chunks;
 }
 
-export async function setup({ url, query, table }) {
+/** Σ price × discount over the Q6 rows of one file (floats; decimals compared in cents). */
+async function q6Revenue(file, metadata) {
+  const lo = Date.UTC(1994, 0, 1) / 86_400_000;
+  const hi = Date.UTC(1995, 0, 1) / 86_400_000;
+  const columns = ['l_extendedprice', 'l_discount', 'l_shipdate', 'l_quantity'];
+  const chunks = await readChunks(file, metadata, columns);
+  const [price, discount, shipdate, quantity] = columns.map((name) => chunkCursor(chunks[name]));
+  let revenue = 0;
+  const rows = chunkRows(chunks.l_shipdate);
+  for (let i = 0; i < rows; i++) {
+    const d = shipdate(i);
+    if (d < lo || d >= hi) continue;
+    const disc = Math.round(discount(i) * 100);
+    if (disc < 5 || disc > 7 || Math.round(quantity(i) * 100) >= 2400) continue;
+    revenue += price(i) * discount(i);
+  }
+  return revenue;
+}
+
+/** Ship months 1995-03…05 (tests/bench/peers-page/queries.mjs `PART_WHERE`). */
+const PART_DAYS = [Date.UTC(1995, 2, 1) / 86_400_000, Date.UTC(1995, 5, 1) / 86_400_000];
+const PART_PATH = /\/year=1995\/month=[345]\//;
+
+/**
+ * A dataset: its files one after the other, as an app with no dataset API loops over them. The
+ * partition-filtered query skips files by their path on the hive dataset (as such an app would),
+ * and filters `l_shipdate` on the other.
+ */
+async function runDataset(urls, query, hive) {
+  const open = async (url) => {
+    const file = await asyncBufferFromUrl({ url });
+    return { file, metadata: await parquetMetadataAsync(file) };
+  };
+  switch (query) {
+    case 'count': {
+      let count = 0;
+      for (const url of urls) count += Number((await open(url)).metadata.num_rows);
+      return { count };
+    }
+    case 'q6': {
+      let revenue = 0;
+      for (const url of urls) {
+        const { file, metadata } = await open(url);
+        revenue += await q6Revenue(file, metadata);
+      }
+      return { revenue };
+    }
+    case 'part': {
+      let rows = 0;
+      let cents = 0;
+      for (const url of hive ? urls.filter((u) => PART_PATH.test(u)) : urls) {
+        const { file, metadata } = await open(url);
+        const columns = hive ? ['l_quantity'] : ['l_quantity', 'l_shipdate'];
+        const chunks = await readChunks(file, metadata, columns);
+        const quantity = chunkCursor(chunks.l_quantity);
+        const shipdate = hive ? null : chunkCursor(chunks.l_shipdate);
+        const total = chunkRows(chunks.l_quantity);
+        for (let i = 0; i < total; i++) {
+          if (shipdate !== null) {
+            const d = shipdate(i);
+            if (d < PART_DAYS[0] || d >= PART_DAYS[1]) continue;
+          }
+          rows += 1;
+          cents += Math.round(quantity(i) * 100);
+        }
+      }
+      return { rows, quantity: BigInt(cents), scale: 2 };
+    }
+    case 'first100': {
+      const { file, metadata } = await open(urls[0]);
+      const options = { file, metadata, compressors, parsers };
+      return { rows: await parquetReadObjects({ ...options, rowStart: 0, rowEnd: 100, useOffsetIndex: true }) };
+    }
+    default:
+      throw new Error(`unknown dataset query ${query}`);
+  }
+}
+
+export async function setup({ url, urls, hive, query, table }) {
+  if (urls !== undefined) return { run: () => runDataset(urls, query, hive === true), dispose: () => {} };
   const run = async () => {
     const file = await asyncBufferFromUrl({ url });
     const metadata = await parquetMetadataAsync(file);
     const options = { file, metadata, compressors, parsers };
     switch (query) {
-      case 'q6': {
-        const lo = Date.UTC(1994, 0, 1) / 86_400_000;
-        const hi = Date.UTC(1995, 0, 1) / 86_400_000;
-        const columns = ['l_extendedprice', 'l_discount', 'l_shipdate', 'l_quantity'];
-        const chunks = await readChunks(file, metadata, columns);
-        const [price, discount, shipdate, quantity] = columns.map((name) => chunkCursor(chunks[name]));
-        let revenue = 0;
-        const rows = chunkRows(chunks.l_shipdate);
-        for (let i = 0; i < rows; i++) {
-          const d = shipdate(i);
-          if (d < lo || d >= hi) continue;
-          const disc = Math.round(discount(i) * 100);
-          if (disc < 5 || disc > 7 || Math.round(quantity(i) * 100) >= 2400) continue;
-          revenue += price(i) * discount(i);
-        }
-        return { revenue };
-      }
+      case 'q6':
+        return { revenue: await q6Revenue(file, metadata) };
       case 'lookup':
         return {
           rows: await parquetReadObjects({

@@ -51,8 +51,65 @@ function q6Revenue(batches) {
   return BigInt(total);
 }
 
-export async function setup({ url, query, table }) {
+/** Ship months 1995-03…05 (tests/bench/peers-page/queries.mjs `PART_WHERE`). */
+const PART_DAYS = [Date.UTC(1995, 2, 1) / 86_400_000, Date.UTC(1995, 5, 1) / 86_400_000];
+const PART_PATH = /\/year=1995\/month=[345]\//;
+
+/**
+ * A dataset: its files one after the other, as an app with no dataset API loops over them. The
+ * partition-filtered query skips files by their path on the hive dataset (as such an app would),
+ * and filters `l_shipdate` on the other.
+ */
+async function runDataset(urls, query, hive) {
+  const open = (url) => ParquetFile.fromUrl(new URL(url, location.href).href);
+  switch (query) {
+    case 'count': {
+      let count = 0;
+      for (const url of urls) {
+        for (const group of (await open(url)).metadata().rowGroups()) count += group.numRows();
+      }
+      return { count };
+    }
+    case 'q6': {
+      let revenue = 0n;
+      for (const url of urls) {
+        const columns = ['l_extendedprice', 'l_discount', 'l_shipdate', 'l_quantity'];
+        revenue += q6Revenue(await streamBatches(await open(url), { columns }));
+      }
+      return { revenue, scale: 4 };
+    }
+    case 'part': {
+      let rows = 0;
+      let cents = 0;
+      for (const url of hive ? urls.filter((u) => PART_PATH.test(u)) : urls) {
+        const columns = hive ? ['l_quantity'] : ['l_quantity', 'l_shipdate'];
+        for (const batch of await streamBatches(await open(url), { columns })) {
+          const quantity = batch.getChild('l_quantity').data[0];
+          const shipdate = hive ? null : batch.getChild('l_shipdate').data[0];
+          for (let i = 0; i < batch.numRows; i++) {
+            if (shipdate !== null) {
+              const d = shipdate.values[shipdate.offset + i];
+              if (d < PART_DAYS[0] || d >= PART_DAYS[1]) continue;
+            }
+            rows += 1;
+            cents += quantity.values[(quantity.offset + i) * 4];
+          }
+        }
+      }
+      return { rows, quantity: BigInt(cents), scale: 2 };
+    }
+    case 'first100': {
+      const table = await (await open(urls[0])).read({ limit: 100 });
+      return { batches: tableFromIPC(table.intoIPCStream()).batches };
+    }
+    default:
+      throw new Error(`unknown dataset query ${query}`);
+  }
+}
+
+export async function setup({ url, urls, hive, query, table }) {
   await init();
+  if (urls !== undefined) return { run: () => runDataset(urls, query, hive === true), dispose: () => {} };
   const run = async () => {
     const file = await ParquetFile.fromUrl(new URL(url, location.href).href); // reqwest needs an absolute URL
     switch (query) {

@@ -9,8 +9,8 @@
  * With both, it is the counterpart of the native runs (crate/core/examples/peers_native.rs, also
  * timed after a warm-up run).
  */
-import { col, createReader, expr, sum } from 'parquet-skim';
-import { CONTAINS, LOOKUP_KEY, Q6_WHERE, SCAN3 } from './queries.mjs';
+import { col, count, createReader, expr, sum } from 'parquet-skim';
+import { CONTAINS, LOOKUP_KEY, PART_WHERE, Q6_WHERE, SCAN3 } from './queries.mjs';
 
 async function collect(scan) {
   const batches = [];
@@ -31,9 +31,43 @@ async function workersStarted(reader, timeoutMs = 10_000) {
   }
 }
 
-export async function setup({ url, query, table, inMemory, warm, readerOptions }) {
+/**
+ * A dataset (`urls`, `hive`): `reader.openDataset(urls)` — every footer at once, one schema; with
+ * `schemaFirst`, only the first file's, the rest as the scan reaches them — and the query over it
+ * as one scan.
+ */
+async function runDataset(reader, urls, query, hive, schemaFirst) {
+  const dataset = await reader.openDataset(urls, schemaFirst ? { schema: 'first' } : {});
+  switch (query) {
+    case 'q6': {
+      const { values, stats } = await dataset.aggregate({
+        filter: Q6_WHERE,
+        aggregates: { revenue: sum(expr(col('l_extendedprice')).mul(col('l_discount'))) },
+      });
+      return { revenue: values.revenue, stats };
+    }
+    case 'part': {
+      const { values, stats } = await dataset.aggregate({
+        filter: PART_WHERE[hive ? 'hive' : 'flat'],
+        aggregates: { quantity: sum(col('l_quantity')), rows: count() },
+      });
+      return { quantity: values.quantity, rows: values.rows, stats };
+    }
+    case 'count':
+      return { count: await dataset.count() };
+    case 'first100':
+      return collect(dataset.scan({ limit: 100 }));
+    default:
+      throw new Error(`unknown dataset query ${query}`);
+  }
+}
+
+export async function setup({ url, urls, hive, schemaFirst, query, table, inMemory, warm, readerOptions }) {
   // `readerOptions`: only for probes of a setting (the bench itself runs the defaults).
   const reader = await createReader(readerOptions ?? {});
+  if (urls !== undefined) {
+    return { run: () => runDataset(reader, urls, query, hive, schemaFirst === true), dispose: () => reader.dispose() };
+  }
   const source = inMemory ? new Uint8Array(await (await fetch(url)).arrayBuffer()) : url;
   const runOn = async (from) => {
     const file = await reader.open(from);

@@ -72,12 +72,7 @@ describe('a dataset of files read as one table', () => {
     expect(await idsOf(dataset.scan({ columns: ['id'], offset: 9, limit: 5 }))).toEqual(ids.flat().slice(9, 14));
     const scan = dataset.scan({ columns: ['id'], limit: 3 });
     expect(await idsOf(scan)).toEqual(ids.flat().slice(0, 3));
-    expect(scan.stats.files.map((f) => f.fate)).toEqual([
-      'read',
-      'unread',
-      'unread',
-      'unread',
-    ]);
+    expect(scan.stats.files.map((f) => f.fate)).toEqual(['read', 'unread', 'unread', 'unread']);
   });
 
   it('prunes files by partition values without reading them', async () => {
@@ -200,7 +195,16 @@ describe('a dataset over HTTP whose footers are read as scans need them', () => 
     expect(requestsTo('c.parquet')).toBe(0);
     expect(requestsTo('d.parquet')).toBe(0);
     expect(requestsTo('b.parquet')).toBeGreaterThan(0);
+    // Its tail read fitted to the first file's footer, not the 512 KiB a lone file gets.
+    const tail = server.log.find((e) => e.path.endsWith('b.parquet'))?.range;
+    expect(tail).toBe('bytes=-16384');
     expect(lazy.files.map((f) => f.rows)).toEqual([8, 2, null, null]);
+    // A first-rows scan opens only the files it reads.
+    const fresh = await reader.openDataset(urls, { schema: 'first' });
+    server.resetLog();
+    expect(await idsOf(fresh.scan({ columns: ['id'], limit: 10 }))).toEqual(ids.flat().slice(0, 10));
+    // a.parquet (8 rows) came whole with its open's tail read; b.parquet is opened and read; c and d are not touched.
+    expect(new Set(server.log.map((e) => e.path.split('/').pop()))).toEqual(new Set(['b.parquet']));
     // A scan of everything opens the rest; its columns keep the first file's types.
     expect(await idsOf(lazy.scan({ columns: ['id', 'tinyint_col'] }))).toEqual(ids.flat());
     expect(String(lazy.schema.fields.find((f) => f.name === 'tinyint_col')?.type)).toBe('Int32');

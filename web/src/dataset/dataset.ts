@@ -211,12 +211,15 @@ export class Dataset {
   /**
    * Starts opening the files from `index` on that a scan with `filter` will read (not those its
    * partition values rule out), up to the lazy opener's concurrency, so footers arrive ahead of
-   * the scan rather than one round trip per file on its path.
+   * the scan rather than one round trip per file on its path — only the file at `index` for a
+   * scan with a limit.
    */
-  private openAhead(index: number, filter: FilterAst | undefined): void {
+  private openAhead(index: number, filter: FilterAst | undefined, limited: boolean): void {
     if (this.lazy === null) return;
+    // A scan with a limit may end in this very file: it opens the next only when it gets there.
+    const ahead = limited ? 1 : this.lazy.concurrency;
     let started = 0;
-    for (let j = index; j < this.files.length && started < this.lazy.concurrency; j++) {
+    for (let j = index; j < this.files.length && started < ahead; j++) {
       const entry = this.files[j] as DatasetFile;
       if (entry.file !== null || entry.error !== null) continue;
       if (!this.opening.has(j) && filter !== undefined && this.prunedByPartition(entry, filter)) continue;
@@ -339,12 +342,21 @@ export class Dataset {
     const produce = async function* (this: Dataset): AsyncGenerator<RecordBatch> {
       let skip = filter === undefined ? 0 : offset;
       let left = filter === undefined ? Number.POSITIVE_INFINITY : (limit ?? Number.POSITIVE_INFINITY);
-      const run = this.run(stats, options.signal, limited, startedAt, filter, (index, file, constants) => {
-        const planned = plan(index, file, constants);
-        if (typeof planned === 'string') return planned;
-        const { plan: filePlan } = planned.planned;
-        return { part: planned, skip: filePlan.offset, left: filePlan.limit ?? Number.POSITIVE_INFINITY };
-      });
+      const run = this.run(
+        stats,
+        options.signal,
+        limited,
+        startedAt,
+        filter,
+        limit !== undefined,
+        () => filter === undefined && rowsLeft <= 0,
+        (index, file, constants) => {
+          const planned = plan(index, file, constants);
+          if (typeof planned === 'string') return planned;
+          const { plan: filePlan } = planned.planned;
+          return { part: planned, skip: filePlan.offset, left: filePlan.limit ?? Number.POSITIVE_INFINITY };
+        },
+      );
       try {
         for await (const { state, result } of run) {
           const ipcStarted = performance.now();
@@ -411,34 +423,43 @@ export class Dataset {
       const before = merged[i];
       merged[i] = before === undefined ? partial : mergePartials(fn, before, partial);
     };
-    const run = this.run(stats, options.signal, false, startedAt, filter, (index, file, constants) => {
-      const folded = filter === undefined ? ({ kind: 'all' } as const) : foldFilter(filter, constants);
-      if (folded.kind === 'none') return 'partition';
-      // Aggregates over a column the file lacks see only nulls there: they take nothing from it.
-      const present = specs.flatMap((spec, i) =>
-        valueColumns(spec.expr).every((name) => !constants.has(name)) ? [i] : [],
-      );
-      if (present.length === 0) return 'unread';
-      if (folded.kind === 'all' && present.every((i) => specs[i]?.fn === 'count' && specs[i]?.expr === undefined)) {
-        const rows = this.files[index]?.rows ?? 0;
-        for (const i of present) add(i, { kind: 'count', scale: 0, dataType: 'Int64', count: rows, value: null });
-        stats.rowsOut += rows;
-        return 'read';
-      }
-      this.assertFits(index, [
-        ...present.flatMap((i) => valueColumns(specs[i]?.expr)),
-        ...(folded.kind === 'filter' ? filterColumns(folded.ast) : []),
-      ]);
-      const part = file.planPart(
-        {
-          filter: folded.kind === 'filter' ? folded.ast : undefined,
-          batchSize,
-          aggregates: present.map((i) => specs[i]),
-        },
-        startedAt,
-      );
-      return { part, skip: 0, left: Number.POSITIVE_INFINITY, aggregateIndex: present };
-    });
+    const run = this.run(
+      stats,
+      options.signal,
+      false,
+      startedAt,
+      filter,
+      false,
+      undefined,
+      (index, file, constants) => {
+        const folded = filter === undefined ? ({ kind: 'all' } as const) : foldFilter(filter, constants);
+        if (folded.kind === 'none') return 'partition';
+        // Aggregates over a column the file lacks see only nulls there: they take nothing from it.
+        const present = specs.flatMap((spec, i) =>
+          valueColumns(spec.expr).every((name) => !constants.has(name)) ? [i] : [],
+        );
+        if (present.length === 0) return 'unread';
+        if (folded.kind === 'all' && present.every((i) => specs[i]?.fn === 'count' && specs[i]?.expr === undefined)) {
+          const rows = this.files[index]?.rows ?? 0;
+          for (const i of present) add(i, { kind: 'count', scale: 0, dataType: 'Int64', count: rows, value: null });
+          stats.rowsOut += rows;
+          return 'read';
+        }
+        this.assertFits(index, [
+          ...present.flatMap((i) => valueColumns(specs[i]?.expr)),
+          ...(folded.kind === 'filter' ? filterColumns(folded.ast) : []),
+        ]);
+        const part = file.planPart(
+          {
+            filter: folded.kind === 'filter' ? folded.ast : undefined,
+            batchSize,
+            aggregates: present.map((i) => specs[i]),
+          },
+          startedAt,
+        );
+        return { part, skip: 0, left: Number.POSITIVE_INFINITY, aggregateIndex: present };
+      },
+    );
     for await (const { state, result } of run) {
       const partials = JSON.parse(result.partials ?? 'null') as Partial[] | null;
       if (partials === null) throw new ParquetSkimError('INTERNAL', 'an aggregate task returned no partials');
@@ -476,6 +497,9 @@ export class Dataset {
     limited: boolean,
     startedAt: number,
     filter: FilterAst | undefined,
+    hasLimit: boolean,
+    /** Whether the scan needs no more files (a limit without a filter, all placed). */
+    done: (() => boolean) | undefined,
     plan: (
       index: number,
       file: ParquetFile,
@@ -504,12 +528,16 @@ export class Dataset {
     async function* parts(): AsyncGenerator<ScanPart> {
       for (const [index, entry] of self.files.entries()) {
         const fileStats = stats.files[index] as DatasetFileStats;
-        // Decided by its partition values alone: not even its footer is read.
+        // Decided by its partition values alone, or past the rows wanted: not even its footer is read.
         if (filter !== undefined && self.prunedByPartition(entry, filter)) {
           fileStats.fate = 'partition';
           continue;
         }
-        self.openAhead(index, filter);
+        if (done?.() === true) {
+          fileStats.fate = 'unread';
+          continue;
+        }
+        self.openAhead(index, filter, hasLimit);
         let file: ParquetFile;
         try {
           file = await self.openFile(index);

@@ -50,6 +50,11 @@ export class IoQueue {
     this.maxRequestBytes = positiveInteger('maxRequestBytes', options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES);
   }
 
+  /** The requests `read` would make for `ranges`. */
+  requestsFor(ranges: readonly ByteRange[]): ByteRange[] {
+    return coalesce(ranges, this.gapBytes, this.maxRequestBytes);
+  }
+
   /** Reads `ranges` of `reader` as coalesced requests; resolves to the chunks read. */
   async read(reader: RangeReader, ranges: readonly ByteRange[], signal?: AbortSignal, cost?: IoCost): Promise<Chunk[]> {
     const requests = coalesce(ranges, this.gapBytes, this.maxRequestBytes);

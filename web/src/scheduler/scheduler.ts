@@ -125,6 +125,11 @@ export type PartOutcome = { part: ScanPart; result: TaskResult } | { part: ScanP
  */
 export const PRIOR_DECODED_PER_PLANNED = 4;
 
+/** Planned bytes under which a task may share one read with the tasks after it ({@link sharedReadGroup}). */
+export const SMALL_TASK_BYTES = 1024 * 1024;
+/** Most planned bytes of the tasks sharing one read. */
+export const SHARED_READ_BYTES = 4 * 1024 * 1024;
+
 /** Bytes `ranges` cover. */
 const rangeBytes = (ranges: readonly ByteRange[]): number => ranges.reduce((sum, r) => sum + r.end - r.start, 0);
 
@@ -189,6 +194,8 @@ export async function* runParts(
     return false;
   };
   const running: Array<Promise<TaskResult> | undefined> = [];
+  // Reads shared by small neighbouring tasks, by task index (see sharedReadGroup).
+  const shared = new Map<number, Promise<Chunk[]>>();
   const decoded = new DecodedAhead();
   let launched = 0;
   let bytesAhead = 0;
@@ -204,7 +211,17 @@ export async function* runParts(
         bytesAhead += bytes;
         const index = launched;
         decoded.launch(index, bytes);
-        const promise = runTask(part, task, bytes, context, signal, scanPlannedBytes);
+        if (!shared.has(index)) {
+          const group = sharedReadGroup(known, index, context);
+          if (group.indexes.length > 1) {
+            const phase = readsOf(task, context).phase;
+            const read = context.io.read(part.reader, group.ranges, signal, part.cost[phase]);
+            read.catch(() => undefined);
+            for (const k of group.indexes) shared.set(k, read);
+          }
+        }
+        const promise = runTask(part, task, bytes, context, signal, scanPlannedBytes, shared.get(index));
+        shared.delete(index);
         // Failures surface when the consumer reaches this task; until then they are handled.
         promise.then((result) => decoded.finish(index, result.ipc.byteLength)).catch(() => undefined);
         running[launched] = promise;
@@ -281,6 +298,67 @@ export class DecodedAhead {
   }
 }
 
+/**
+ * What a task reads before it is handed to the executor. Two-phase I/O: with a filter, only the
+ * filter columns are fetched up front; the decoder asks for output pages once it knows which rows
+ * survived — unless they are few (`prefetchOutputBytes`: then both phases in one read, where an
+ * output column lying between two filter columns joins their request). Filter columns a worker's
+ * cross-scan cache holds are not fetched at all: the task goes to that worker.
+ */
+function readsOf(
+  task: PlannedTask,
+  context: SchedulerContext,
+): { ranges: ByteRange[]; phase: 'filter' | 'output'; outputBytes: number; speculate: boolean } {
+  const filtered = task.spec.filter !== null;
+  const cacheKey = task.spec.cacheKey ?? undefined;
+  const cached = cacheKey !== undefined && context.executor.holds(cacheKey);
+  const outputBytes = rangeBytes(task.outputRanges);
+  const speculate = filtered && !cached && outputBytes <= context.prefetchOutputBytes;
+  const ranges = speculate
+    ? [...task.filterRanges, ...task.outputRanges]
+    : cached
+      ? []
+      : filtered
+        ? task.filterRanges
+        : task.outputRanges;
+  return { ranges, phase: filtered ? 'filter' : 'output', outputBytes, speculate };
+}
+
+/**
+ * Tasks of one part that read together: from task `first` on, the small tasks (planned bytes
+ * under {@link SMALL_TASK_BYTES}) whose reads join the same coalesced requests — row groups of a
+ * few hundred rows (pyarrow's `write_to_dataset`, Spark) lie next to each other, and one request
+ * for many of them replaces one each. A task whose ranges would need a request of its own ends
+ * the group, as does {@link SHARED_READ_BYTES}. Returns the task indexes and their ranges.
+ */
+function sharedReadGroup(
+  known: ReadonlyArray<{ part: ScanPart; task: PlannedTask; bytes: number }>,
+  first: number,
+  context: SchedulerContext,
+): { indexes: number[]; ranges: ByteRange[] } {
+  const start = known[first] as (typeof known)[number];
+  const ranges = [...readsOf(start.task, context).ranges];
+  const indexes = [first];
+  if (start.bytes >= SMALL_TASK_BYTES || ranges.length === 0 || (start.part.held?.length ?? 0) > 0) {
+    return { indexes, ranges };
+  }
+  let requests = context.io.requestsFor(ranges).length;
+  let bytes = start.bytes;
+  for (let k = first + 1; k < known.length; k++) {
+    const next = known[k] as (typeof known)[number];
+    if (next.part !== start.part || next.bytes >= SMALL_TASK_BYTES || bytes + next.bytes > SHARED_READ_BYTES) break;
+    const wanted = readsOf(next.task, context).ranges;
+    if (wanted.length === 0) break;
+    const joined = context.io.requestsFor([...ranges, ...wanted]).length;
+    if (joined > requests) break;
+    ranges.push(...wanted);
+    requests = joined;
+    bytes += next.bytes;
+    indexes.push(k);
+  }
+  return { indexes, ranges };
+}
+
 async function runTask(
   part: ScanPart,
   task: PlannedTask,
@@ -288,32 +366,21 @@ async function runTask(
   context: SchedulerContext,
   signal: AbortSignal,
   scanPlannedBytes: number,
+  shared: Promise<Chunk[]> | undefined,
 ): Promise<TaskResult> {
   const { io } = context;
   const { reader, cost } = part;
-  // Two-phase I/O: with a filter, only the filter columns are fetched up front; the decoder asks
-  // for output pages once it knows which rows survived — unless they are few
-  // (`prefetchOutputBytes`). Filter columns a worker's cross-scan cache holds are not fetched at
-  // all: the task goes to that worker.
-  const filtered = task.spec.filter !== null;
-  const cacheKey = task.spec.cacheKey ?? undefined;
-  const cached = cacheKey !== undefined && context.executor.holds(cacheKey);
-  const outputBytes = rangeBytes(task.outputRanges);
-  const speculate = filtered && !cached && outputBytes <= context.prefetchOutputBytes;
-  let chunks: Chunk[];
+  const { ranges, phase, outputBytes, speculate } = readsOf(task, context);
+  const from = shared === undefined ? (part.held ?? []) : await shared;
+  const { chunks, missing } = takeHeld(ranges, from);
+  chunks.push(...(await io.read(reader, missing, signal, cost[phase])));
   if (speculate) {
-    // Both phases in one coalesced read: an output column lying between two filter columns (or
-    // beside one) joins their request instead of making its own. A request carrying both counts
-    // as phase 1; the output ranges' bytes count as phase 2.
-    chunks = await io.read(reader, [...task.filterRanges, ...task.outputRanges], signal, cost.filter);
+    // A read carrying both phases counts as phase 1; the output ranges' bytes count as phase 2.
     cost.filter.bytes -= outputBytes;
     cost.output.bytes += outputBytes;
-  } else {
-    const wanted = cached ? [] : filtered ? task.filterRanges : task.outputRanges;
-    const { chunks: held, missing } = takeHeld(wanted, part.held ?? []);
-    chunks = [...held, ...(await io.read(reader, missing, signal, filtered ? cost.filter : cost.output))];
   }
   part.onTaskStart?.(task);
+  const cacheKey = task.spec.cacheKey ?? undefined;
   return context.executor.run({
     file: part.file,
     spec: JSON.stringify(task.spec),
