@@ -183,8 +183,8 @@ const SYSTEMS = {
   /** The I/O floor: parquet-skim's ranges by bare `fetch` (needs parquet-skim's cell first). */
   floor: { page: 'floor', floor: true },
   'parquet-skim-mem': { page: 'parquet-skim', inMemory: true, warm: true },
-  /** Datasets only: `openDataset(urls, { schema: 'first' })` (footers read as the scan reaches files). */
-  'parquet-skim-first': { page: 'parquet-skim', schemaFirst: true, datasetsOnly: true },
+  /** Datasets only: `openDataset(urls, { schema: 'union' })` (every footer read at open). */
+  'parquet-skim-union': { page: 'parquet-skim', union: true, datasetsOnly: true },
   /** Opt-in (BENCH_SYSTEMS): over HTTP after a warm-up query on the same reader — the cold-start cost. */
   'parquet-skim-warm': { page: 'parquet-skim', warm: true, optional: true },
 };
@@ -353,7 +353,7 @@ async function measureCell(browser, server, net, dataset, query, system, skim) {
     system: SYSTEMS[system].page,
     inMemory: SYSTEMS[system].inMemory === true,
     warm: SYSTEMS[system].warm === true,
-    schemaFirst: SYSTEMS[system].schemaFirst === true,
+    union: SYSTEMS[system].union === true,
     ...(dataset.dir === undefined
       ? { url: `/sample/${dataset.file}` }
       : { urls: dataset.files.map((f) => `/sample/${dataset.dir}/${f}`), hive: dataset.hive === true }),

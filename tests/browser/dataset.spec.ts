@@ -35,7 +35,7 @@ test('a hive-partitioned folder over HTTP: one table, partition pruning with no 
     const { skim } = window.harness;
     // Every task on the workers (these files are small enough for the page to decode them itself).
     const reader = await skim.createReader({ inlineTaskBytes: 0, inlineScanBytes: 0 });
-    const dataset = await reader.openDataset(urls);
+    const dataset = await reader.openDataset(urls, { schema: 'union' });
     const opened = { ...dataset.stats };
     const schema = dataset.schema.fields.map((f) => `${f.name}:${f.type}`);
     const count = await dataset.count();
@@ -136,7 +136,7 @@ test('files whose types differ are widened as pyarrow unifies them, missing colu
   const urls = reference.mixed.files.map((f) => `${server.url}/sample/datasets/mixed/${f}`);
   const result = await harness.evaluate(async (urls) => {
     const reader = await window.harness.skim.createReader();
-    const dataset = await reader.openDataset(urls);
+    const dataset = await reader.openDataset(urls, { schema: 'union' });
     const table = await dataset.scan().toTable();
     const columns = Object.fromEntries(
       table.schema.fields.map((f) => [
@@ -169,8 +169,8 @@ test('a file that fails: the open or the scan fails naming it, or it is skipped 
     async ({ broken, hive }) => {
       const { skim, describeError } = window.harness;
       const reader = await skim.createReader();
-      const openFail = await reader.openDataset(broken).then(() => null, describeError);
-      const skipping = await reader.openDataset(broken, { onFileError: 'skip' });
+      const openFail = await reader.openDataset(broken, { schema: 'union' }).then(() => null, describeError);
+      const skipping = await reader.openDataset(broken, { onFileError: 'skip', schema: 'union' });
       const skippedRows = (await skipping.scan({ columns: ['id'] }).toTable()).numRows;
       // A small tail read, so that the footer is all the open reads (the files are 150 KB).
       const midScan = await reader.openDataset(hive, { footerReadBytes: 8192 });

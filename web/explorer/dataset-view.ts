@@ -23,7 +23,9 @@ export function renderDatasetSummary(target: HTMLElement, dataset: Dataset, labe
     plural(dataset.files.length, 'file'),
     `, ${formatCount(rows)} rows, ${formatBytes(bytes)}; ${partitions}; opened with ${plural(requests, 'request')}, `,
     `${formatBytes(openBytes)} in ${ms.toFixed(0)} ms`,
-    ...(failed > 0 ? [el('span', { className: 'warn', text: ` (${plural(failed, 'file')} could not be opened)` })] : []),
+    ...(failed > 0
+      ? [el('span', { className: 'warn', text: ` (${plural(failed, 'file')} could not be opened)` })]
+      : []),
   );
 }
 
@@ -50,7 +52,11 @@ export function renderFiles(table: HTMLTableElement, dataset: Dataset, stats?: D
     el('th', { className: 'num', text: 'rows' }),
     ...(stats === undefined
       ? []
-      : [el('th', { text: 'last query' }), el('th', { className: 'num', text: 'fetched' }), el('th', { text: 'row groups' })]),
+      : [
+          el('th', { text: 'last query' }),
+          el('th', { className: 'num', text: 'fetched' }),
+          el('th', { text: 'row groups' }),
+        ]),
   );
   const body = dataset.files.map((file, i) => {
     const fileStats = stats?.files[i];
@@ -63,7 +69,10 @@ export function renderFiles(table: HTMLTableElement, dataset: Dataset, stats?: D
       el('td', { className: 'path', text: file.path, title: file.error?.message ?? file.path }),
       ...dataset.partitions.map((p) => el('td', { text: partitionText(file.partitions[p.name] ?? null) })),
       el('td', { className: 'num', text: file.size === null ? '—' : formatBytes(file.size) }),
-      el('td', { className: 'num', text: file.rows === null ? (file.error === null ? '…' : '✗') : formatCount(file.rows) }),
+      el('td', {
+        className: 'num',
+        text: file.rows === null ? (file.error === null ? '…' : '✗') : formatCount(file.rows),
+      }),
       ...(stats === undefined
         ? []
         : [
@@ -123,5 +132,7 @@ export async function filesFromDrop(transfer: DataTransfer): Promise<Array<{ pat
 export function filesFromFolder(files: FileList): File[] {
   return [...files]
     .filter((f) => f.name.endsWith('.parquet'))
-    .sort((a, b) => (a.webkitRelativePath < b.webkitRelativePath ? -1 : a.webkitRelativePath > b.webkitRelativePath ? 1 : 0));
+    .sort((a, b) =>
+      a.webkitRelativePath < b.webkitRelativePath ? -1 : a.webkitRelativePath > b.webkitRelativePath ? 1 : 0,
+    );
 }

@@ -212,7 +212,8 @@ async function openDatasetSources(sources: DatasetSources, label: string, option
   setStatus(`Opening ${label}…`);
   try {
     const reader = await getReader();
-    const dataset = await reader.openDataset(sources, { ...options, onFileError: 'skip' });
+    // Every footer at open: the files table shows each file's rows and size at once.
+    const dataset = await reader.openDataset(sources, { ...options, onFileError: 'skip', schema: 'union' });
     if (!isCurrent()) {
       dataset.close();
       return;

@@ -32,12 +32,12 @@ async function workersStarted(reader, timeoutMs = 10_000) {
 }
 
 /**
- * A dataset (`urls`, `hive`): `reader.openDataset(urls)` — every footer at once, one schema; with
- * `schemaFirst`, only the first file's, the rest as the scan reaches them — and the query over it
- * as one scan.
+ * A dataset (`urls`, `hive`): `reader.openDataset(urls)` — the first file's footer at open, the
+ * others as the scan reaches them; with `union`, every footer at open and the union of their
+ * schemas — and the query over it as one scan.
  */
-async function runDataset(reader, urls, query, hive, schemaFirst) {
-  const dataset = await reader.openDataset(urls, schemaFirst ? { schema: 'first' } : {});
+async function runDataset(reader, urls, query, hive, union) {
+  const dataset = await reader.openDataset(urls, union ? { schema: 'union' } : {});
   switch (query) {
     case 'q6': {
       const { values, stats } = await dataset.aggregate({
@@ -62,11 +62,11 @@ async function runDataset(reader, urls, query, hive, schemaFirst) {
   }
 }
 
-export async function setup({ url, urls, hive, schemaFirst, query, table, inMemory, warm, readerOptions }) {
+export async function setup({ url, urls, hive, union, query, table, inMemory, warm, readerOptions }) {
   // `readerOptions`: only for probes of a setting (the bench itself runs the defaults).
   const reader = await createReader(readerOptions ?? {});
   if (urls !== undefined) {
-    return { run: () => runDataset(reader, urls, query, hive, schemaFirst === true), dispose: () => reader.dispose() };
+    return { run: () => runDataset(reader, urls, query, hive, union === true), dispose: () => reader.dispose() };
   }
   const source = inMemory ? new Uint8Array(await (await fetch(url)).arrayBuffer()) : url;
   const runOn = async (from) => {

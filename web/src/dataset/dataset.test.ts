@@ -29,7 +29,7 @@ const FILES = [
 beforeAll(async () => {
   reader = await createReader();
   const sources = await Promise.all(FILES.map(async ([p, name]) => ({ path: p, file: await blob(name) })));
-  dataset = await reader.openDataset(sources);
+  dataset = await reader.openDataset(sources, { schema: 'union' });
   for (const { file } of sources) {
     const table = await (await reader.open(file)).scan({ columns: ['id'] }).toTable();
     ids.push([...(table.getChild('id') ?? [])] as number[]);
@@ -147,12 +147,19 @@ describe('a dataset of files read as one table', () => {
   it('fails on a file that is not Parquet, naming it; or skips it and lists it', async () => {
     const good = { path: 'a.parquet', file: await blob('alltypes_plain.parquet') };
     const bad = { path: 'broken/b.parquet', file: new Blob(['<html>not parquet</html>']) };
-    const error = await reader.openDataset([good, bad]).catch((e: unknown) => e);
+    const error = await reader.openDataset([good, bad], { schema: 'union' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ParquetSkimError);
     expect((error as ParquetSkimError).code).toBe('INVALID_FILE');
     expect((error as ParquetSkimError).file).toBe('broken/b.parquet');
     expect((error as ParquetSkimError).message).toContain("'broken/b.parquet'");
-    const skipping = await reader.openDataset([good, bad], { onFileError: 'skip' });
+    // By default only the first footer is read at open: the bad file fails the scan that reaches it.
+    const lazy = await reader.openDataset([good, bad]);
+    expect(await idsOf(lazy.scan({ columns: ['id'], limit: 3 }))).toEqual(ids[0]?.slice(0, 3));
+    await expect(lazy.scan({ columns: ['id'] }).toTable()).rejects.toMatchObject({
+      code: 'INVALID_FILE',
+      file: 'broken/b.parquet',
+    });
+    const skipping = await reader.openDataset([good, bad], { onFileError: 'skip', schema: 'union' });
     expect(skipping.files[1]?.error?.code).toBe('INVALID_FILE');
     const scan = skipping.scan({ columns: ['id'] });
     expect(await idsOf(scan)).toEqual(ids[0]);
@@ -234,9 +241,9 @@ describe('a dataset over HTTP whose footers are read as scans need them', () => 
 
   it('fails the open on a missing file with its URL, or skips it', async () => {
     const missing = `${server.url}/ds/region=EU/day=2009-05-01/missing.parquet`;
-    const error = await reader.openDataset([urls[0] as string, missing]).catch((e: unknown) => e);
+    const error = await reader.openDataset([urls[0] as string, missing], { schema: 'union' }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'HTTP_STATUS', file: '/ds/region=EU/day=2009-05-01/missing.parquet' });
-    const skipping = await reader.openDataset([urls[0] as string, missing], { onFileError: 'skip' });
+    const skipping = await reader.openDataset([urls[0] as string, missing], { onFileError: 'skip', schema: 'union' });
     expect(skipping.stats).toMatchObject({ files: 2, filesOpened: 1, filesFailed: 1 });
     expect(await idsOf(skipping.scan({ columns: ['id'] }))).toEqual(ids[0]);
   });

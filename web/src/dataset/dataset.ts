@@ -3,9 +3,10 @@
  * pruning, late materialization, read tasks on the worker pool, the cross-scan cache, Arrow out —
  * across all of them at once.
  *
- * Opening reads every footer, `concurrency` at a time (one request each when the footer fits in
- * the open's tail read), and builds one schema (see `schema.ts`); the hive partitions of the
- * paths become columns (see `partitions.ts`).
+ * Opening reads the first file's footer, whose schema (widened as the other files are read) the
+ * dataset takes — or, with `schema: 'union'`, every footer (`concurrency` at a time: the first,
+ * then the rest, each with a tail read fitted to the first footer) and the union of their schemas
+ * (see `schema.ts`). The hive partitions of the paths become columns (see `partitions.ts`).
  *
  * A scan goes through the files in order. For each, the filter is folded over the columns that
  * are constant in it (its partition values, and the columns it lacks, which are null there): a
@@ -840,10 +841,12 @@ export interface DatasetOptions extends Omit<OpenOptions, 'size'> {
   /** Types of partition columns, instead of inferring them: `{ year: 'int64', day: 'date', region: 'string' }`. */
   partitionSchema?: Record<string, 'int64' | 'date' | 'string'>;
   /**
-   * Which footers opening reads: `'union'` (default) every file's, the schema being the union of
-   * theirs; `'first'` only the first file's, whose schema the dataset takes — the other footers
-   * are read when a scan reaches their files (a few ahead of it), and never for files a filter
-   * rules out by their partition values. A later file's column must fit the first file's type.
+   * Which footers opening reads: `'first'` (default, as DuckDB's `read_parquet` without
+   * `union_by_name`) only the first file's, whose schema the dataset takes — the other footers are
+   * read when a scan reaches their files (a few ahead of it), and never for files a filter rules
+   * out by their partition values; a later file's column must fit the first file's type, and its
+   * columns the first lacks are not seen. `'union'` reads every file's footer at open, and the
+   * schema is the union of theirs (widened).
    */
   schema?: 'union' | 'first';
   /** Footers read at once, while opening and (with `schema: 'first'`) ahead of a scan (default 64). */

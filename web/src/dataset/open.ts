@@ -40,7 +40,7 @@ export async function openDataset(
     partitionSchema,
     concurrency = DEFAULT_DATASET_CONCURRENCY,
     onFileError = 'fail',
-    schema = 'union',
+    schema = 'first',
   } = options;
   if (schema !== 'union' && schema !== 'first') throw invalidArgument('schema', "'union' or 'first'", schema);
   if (!['auto', true, false].includes(hivePartitioning)) {

@@ -108,6 +108,42 @@ function context(executor: Executor, reader: RangeReader, overrides: Partial<Sca
 }
 
 describe('runPlan', () => {
+  it('reads small neighbouring tasks in one shared request, each task getting its own bytes', async () => {
+    const { reader, requests } = recordingReader();
+    const { executor, jobs } = fakeExecutor();
+    // Eight small row groups side by side (as pyarrow's write_to_dataset writes them).
+    const tasks = [0, 1, 2, 3, 4, 5, 6, 7].map((i) => task(i, { output: [[i * 100, i * 100 + 100]] }));
+    const ctx = context(executor, reader);
+    const rows: number[] = [];
+    for await (const result of runPlan(plan(tasks), ctx)) rows.push(result.rows);
+    expect(rows).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(requests).toEqual([[0, 800]]);
+    expect(ctx.cost.output).toMatchObject({ requests: 1, bytes: 800 });
+    for (const job of jobs) {
+      const i = (JSON.parse(job.spec) as { taskIdx: number }).taskIdx;
+      expect(job.chunks.map((c) => [c.start, c.data.length, c.data[0]])).toEqual([[i * 100, 100, (i * 100) % 256]]);
+    }
+  });
+
+  it('does not share a read across tasks whose ranges are apart, nor for a task of 1 MiB or more', async () => {
+    const { reader, requests } = recordingReader();
+    const { executor } = fakeExecutor();
+    const big = 1 << 20;
+    const tasks = [
+      task(0, { output: [[0, big]] }),
+      task(1, { output: [[big, big + 100]] }),
+      task(2, { output: [[big + 5000, big + 5100]] }),
+    ];
+    for await (const _ of runPlan(plan(tasks), context(executor, reader))) {
+      // drain
+    }
+    expect(requests.sort((a, b) => a[0] - b[0])).toEqual([
+      [0, big],
+      [big, big + 100],
+      [big + 5000, big + 5100],
+    ]);
+  });
+
   it('yields results in plan order when tasks finish out of order', async () => {
     const { reader } = recordingReader();
     // Later tasks finish first.
