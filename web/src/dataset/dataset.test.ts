@@ -216,6 +216,7 @@ describe('a dataset over HTTP whose footers are read as scans need them', () => 
     expect(await idsOf(lazy.scan({ columns: ['id', 'tinyint_col'] }))).toEqual(ids.flat());
     expect(String(lazy.schema.fields.find((f) => f.name === 'tinyint_col')?.type)).toBe('Int32');
     expect(lazy.schema.fields.map((f) => f.name)).not.toContain('year');
+    expect(() => lazy.scan({ columns: ['year'] })).toThrow(/schema: 'union'/);
   });
 
   it("with schema: 'first', a later file's column that does not fit fails the scans that read it, naming the file", async () => {

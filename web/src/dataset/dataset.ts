@@ -140,6 +140,57 @@ interface PartState {
   failed: boolean;
 }
 
+/** What a run decides for a file it reads: its part, where its rows stand, which aggregates. */
+interface FileDecision {
+  part: FilePart;
+  skip: number;
+  left: number;
+  aggregateIndex?: number[];
+}
+
+/** One scan or aggregate over the files. */
+interface RunSpec {
+  stats: DatasetScanStats;
+  /** The caller's signal. */
+  signal: AbortSignal | undefined;
+  /** A limit over a filter: how many tasks it needs is unknown (the scheduler starts with one). */
+  limited: boolean;
+  startedAt: number;
+  filter: FilterAst | undefined;
+  /** A limit: files are opened one at a time, as the scan reaches them. */
+  hasLimit: boolean;
+  /** Whether the scan needs no more files (a limit without a filter, all placed). */
+  done?: () => boolean;
+  /** Decides an open file: a fate, or its decision. */
+  plan(index: number, file: ParquetFile, constants: ReadonlyMap<string, Constant>): FileFate | FileDecision;
+}
+
+/** A run in progress: its spec, signal, parts' states and I/O costs. */
+interface Running {
+  spec: RunSpec;
+  signal: AbortSignal;
+  states: Map<ScanPart, PartState>;
+  costs: Array<{ cost: PhaseCosts; scan: ScanStats }>;
+}
+
+/**
+ * Rows to skip and keep: within a file as its plan placed them, or across the dataset (a filter's
+ * offset and limit). {@link take} applies one to a batch's row span.
+ */
+interface RowWindow {
+  skip: number;
+  left: number;
+}
+
+/** Narrows `[from, from + count)` of a batch by `window`, updating it; the span left. */
+function take(window: RowWindow, from: number, count: number): [number, number] {
+  const skipped = Math.min(window.skip, count);
+  window.skip -= skipped;
+  const kept = Math.min(count - skipped, window.left);
+  window.left -= kept;
+  return [from + skipped, kept];
+}
+
 /** Many Parquet files read as one table (see the module doc). */
 export class Dataset {
   /** @internal */
@@ -298,91 +349,44 @@ export class Dataset {
     const schema = new Schema(columns.map((name) => this.field(name)));
     const filter = this.filterAst(options.filter);
     const stats = newStats(this.files);
-    const limited = filter !== undefined && limit !== undefined;
-    // Without a filter the footers' row counts place offset and limit in files exactly.
-    let skipRows = filter === undefined ? offset : 0;
-    let rowsLeft = filter === undefined ? (limit ?? Number.POSITIVE_INFINITY) : Number.POSITIVE_INFINITY;
-    const plan = (index: number, file: ParquetFile, constants: ReadonlyMap<string, Constant>) => {
-      const folded = filter === undefined ? ({ kind: 'all' } as const) : foldFilter(filter, constants);
-      if (folded.kind === 'none') return 'partition' as const;
-      const residual = folded.kind === 'filter' ? folded.ast : undefined;
-      const rows = this.files[index]?.rows ?? 0;
-      let fileOffset: number | undefined;
-      let fileLimit: number | undefined;
-      if (filter === undefined) {
-        if (skipRows >= rows || rowsLeft === 0) {
-          skipRows -= Math.min(skipRows, rows);
-          return 'unread' as const;
-        }
-        fileOffset = skipRows;
-        fileLimit = Number.isFinite(rowsLeft) ? Math.min(rowsLeft, rows - skipRows) : undefined;
-        skipRows = 0;
-        rowsLeft -= fileLimit ?? rows - fileOffset;
-      } else if (limit !== undefined) {
-        fileLimit = offset + limit;
-      }
-      const present = new Set(file.schema.fields.map((f) => f.name));
-      let fileColumns = columns.filter((name) => present.has(name) && !constants.has(name));
-      if (fileColumns.length === 0) {
-        // Only partition or missing columns: the file's rows are still needed — read the filter's
-        // columns, or the file's smallest.
-        fileColumns = residual !== undefined ? filterColumns(residual).filter((n) => present.has(n)) : [cheapest(file)];
-      }
-      this.assertFits(index, [...fileColumns, ...(residual !== undefined ? filterColumns(residual) : [])]);
-      return file.planPart(
-        {
-          columns: fileColumns,
-          filter: residual,
-          ...(fileOffset ? { offset: fileOffset } : {}),
-          ...(fileLimit !== undefined ? { limit: fileLimit } : {}),
-          batchSize,
-        },
-        startedAt,
-      );
+    // Without a filter the footers' row counts place offset and limit in files exactly; with one,
+    // each file returns up to offset + limit matches, and the dataset's window takes its rows.
+    const placing: RowWindow = {
+      skip: filter === undefined ? offset : 0,
+      left: filter === undefined ? (limit ?? Infinity) : Infinity,
+    };
+    const request = { columns, filter, offset, limit, batchSize, startedAt };
+    const spec: RunSpec = {
+      stats,
+      signal: options.signal,
+      limited: filter !== undefined && limit !== undefined,
+      startedAt,
+      filter,
+      hasLimit: limit !== undefined,
+      done: () => filter === undefined && placing.left <= 0,
+      plan: (index, file, constants) => this.planScanFile(request, placing, index, file, constants),
     };
     const produce = async function* (this: Dataset): AsyncGenerator<RecordBatch> {
-      let skip = filter === undefined ? 0 : offset;
-      let left = filter === undefined ? Number.POSITIVE_INFINITY : (limit ?? Number.POSITIVE_INFINITY);
-      const run = this.run(
-        stats,
-        options.signal,
-        limited,
-        startedAt,
-        filter,
-        limit !== undefined,
-        () => filter === undefined && rowsLeft <= 0,
-        (index, file, constants) => {
-          const planned = plan(index, file, constants);
-          if (typeof planned === 'string') return planned;
-          const { plan: filePlan } = planned.planned;
-          return { part: planned, skip: filePlan.offset, left: filePlan.limit ?? Number.POSITIVE_INFINITY };
-        },
-      );
+      const window: RowWindow = {
+        skip: filter === undefined ? 0 : offset,
+        left: filter === undefined ? Infinity : (limit ?? Infinity),
+      };
       try {
-        for await (const { state, result } of run) {
+        for await (const { state, result } of this.run(spec)) {
           const ipcStarted = performance.now();
           const batches = batchesFromIpc(result.ipc);
           stats.ipcMs += performance.now() - ipcStarted;
           for (const whole of batches) {
             // The file's own offset/limit (as its plan placed them), then the dataset's.
-            let from = Math.min(state.skip, whole.numRows);
-            state.skip -= from;
-            let take = Math.min(whole.numRows - from, state.left);
-            state.left -= take;
-            const skipped = Math.min(skip, take);
-            skip -= skipped;
-            from += skipped;
-            take = Math.min(take - skipped, left);
-            if (take <= 0) continue;
-            left -= take;
-            const sliced = from === 0 && take === whole.numRows ? whole : whole.slice(from, from + take);
+            const [from, count] = take(window, ...take(state, 0, whole.numRows));
+            if (count <= 0) continue;
+            const sliced = from === 0 && count === whole.numRows ? whole : whole.slice(from, from + count);
             const batch = conformBatch(sliced, schema, state.constants);
             stats.rowsOut += batch.numRows;
-            const fileStats = stats.files[state.index];
-            if (fileStats !== undefined) fileStats.rowsOut += batch.numRows;
+            (stats.files[state.index] as DatasetFileStats).rowsOut += batch.numRows;
             stats.timeline.firstBatch ??= performance.now() - startedAt;
             yield batch;
-            if (left <= 0) return;
+            if (window.left <= 0) return;
           }
           options.onProgress?.(progressOf(stats));
         }
@@ -392,6 +396,61 @@ export class Dataset {
     }.bind(this);
     stats.timeline.planned = performance.now() - startedAt;
     return new Scan(() => schema, stats, produce);
+  }
+
+  /**
+   * A scan's decision for one open file: pruned (its constant columns rule every row out), not
+   * needed (before the offset or past the limit, `placing` them by row counts without a filter),
+   * or its part — the requested columns it has (or, wanting none of them, the filter's or its
+   * smallest column, for the row count) and what is left of the filter.
+   */
+  private planScanFile(
+    request: {
+      columns: string[];
+      filter: FilterAst | undefined;
+      offset: number;
+      limit: number | undefined;
+      batchSize: number | undefined;
+      startedAt: number;
+    },
+    placing: RowWindow,
+    index: number,
+    file: ParquetFile,
+    constants: ReadonlyMap<string, Constant>,
+  ): FileFate | FileDecision {
+    const { columns, filter, offset, limit, batchSize, startedAt } = request;
+    const folded = filter === undefined ? ({ kind: 'all' } as const) : foldFilter(filter, constants);
+    if (folded.kind === 'none') return 'partition';
+    const residual = folded.kind === 'filter' ? folded.ast : undefined;
+    let fileOffset: number | undefined;
+    let fileLimit: number | undefined;
+    if (filter === undefined) {
+      const rows = this.files[index]?.rows ?? 0;
+      const [from, count] = take(placing, 0, rows);
+      if (count <= 0) return 'unread';
+      fileOffset = from;
+      fileLimit = from + count < rows || limit !== undefined ? count : undefined;
+    } else if (limit !== undefined) {
+      fileLimit = offset + limit;
+    }
+    const present = new Set(file.schema.fields.map((f) => f.name));
+    let fileColumns = columns.filter((name) => present.has(name) && !constants.has(name));
+    if (fileColumns.length === 0) {
+      fileColumns = residual !== undefined ? filterColumns(residual).filter((n) => present.has(n)) : [cheapest(file)];
+    }
+    this.assertFits(index, [...fileColumns, ...(residual !== undefined ? filterColumns(residual) : [])]);
+    const part = file.planPart(
+      {
+        columns: fileColumns,
+        filter: residual,
+        ...(fileOffset ? { offset: fileOffset } : {}),
+        ...(fileLimit !== undefined ? { limit: fileLimit } : {}),
+        batchSize,
+      },
+      startedAt,
+    );
+    const { plan } = part.planned;
+    return { part, skip: plan.offset, left: plan.limit ?? Infinity };
   }
 
   /**
@@ -424,15 +483,14 @@ export class Dataset {
       const before = merged[i];
       merged[i] = before === undefined ? partial : mergePartials(fn, before, partial);
     };
-    const run = this.run(
+    const run = this.run({
       stats,
-      options.signal,
-      false,
+      signal: options.signal,
+      limited: false,
       startedAt,
       filter,
-      false,
-      undefined,
-      (index, file, constants) => {
+      hasLimit: false,
+      plan: (index, file, constants) => {
         const folded = filter === undefined ? ({ kind: 'all' } as const) : foldFilter(filter, constants);
         if (folded.kind === 'none') return 'partition';
         // Aggregates over a column the file lacks see only nulls there: they take nothing from it.
@@ -460,7 +518,7 @@ export class Dataset {
         );
         return { part, skip: 0, left: Number.POSITIVE_INFINITY, aggregateIndex: present };
       },
-    );
+    });
     for await (const { state, result } of run) {
       const partials = JSON.parse(result.partials ?? 'null') as Partial[] | null;
       if (partials === null) throw new ParquetSkimError('INTERNAL', 'an aggregate task returned no partials');
@@ -489,126 +547,26 @@ export class Dataset {
   }
 
   /**
-   * Runs one scan over the files: `plan` decides each file (a fate, or its part); the parts' task
-   * results are yielded in order with the part's state. Keeps `stats` current.
+   * Runs one scan over the files (see {@link RunSpec}): the parts' task results are yielded in
+   * order with the part's state, and `spec.stats` is kept current.
    */
-  private async *run(
-    stats: DatasetScanStats,
-    callerSignal: AbortSignal | undefined,
-    limited: boolean,
-    startedAt: number,
-    filter: FilterAst | undefined,
-    hasLimit: boolean,
-    /** Whether the scan needs no more files (a limit without a filter, all placed). */
-    done: (() => boolean) | undefined,
-    plan: (
-      index: number,
-      file: ParquetFile,
-      constants: ReadonlyMap<string, Constant>,
-    ) => FileFate | { part: FilePart; skip: number; left: number; aggregateIndex?: number[] },
-  ): AsyncGenerator<{ state: PartState; result: TaskResult }> {
+  private async *run(spec: RunSpec): AsyncGenerator<{ state: PartState; result: TaskResult }> {
     const { lifetime } = this.context;
-    const signal = callerSignal === undefined ? lifetime : AbortSignal.any([callerSignal, lifetime]);
-    const states = new Map<ScanPart, PartState>();
-    const costs: Array<{ cost: PhaseCosts; scan: ScanStats }> = [];
+    const signal = spec.signal === undefined ? lifetime : AbortSignal.any([spec.signal, lifetime]);
+    const running: Running = { spec, signal, states: new Map(), costs: [] };
     const started = performance.now();
     const sync = () => {
-      stats.rowsTotal = this.files.reduce((sum, f) => sum + (f.rows ?? 0), 0);
-      for (const { cost, scan } of costs) syncStats(scan, cost, startedAt, started);
-      totals(stats, costs, startedAt);
+      spec.stats.rowsTotal = this.files.reduce((sum, f) => sum + (f.rows ?? 0), 0);
+      for (const { cost, scan } of running.costs) syncStats(scan, cost, spec.startedAt, started);
+      totals(spec.stats, running.costs, spec.startedAt);
     };
-    const fail = (index: number, error: unknown): void => {
-      const path = this.files[index]?.path ?? '';
-      const named = inFile(error, path);
-      if (!this.skipFailed || !isFileError(named)) throw named;
-      const fileStats = stats.files[index] as DatasetFileStats;
-      fileStats.fate = 'failed';
-      fileStats.error = named.message;
-    };
-    const self = this;
-    async function* parts(): AsyncGenerator<ScanPart> {
-      for (const [index, entry] of self.files.entries()) {
-        const fileStats = stats.files[index] as DatasetFileStats;
-        // Decided by its partition values alone, or past the rows wanted: not even its footer is read.
-        if (filter !== undefined && self.prunedByPartition(entry, filter)) {
-          fileStats.fate = 'partition';
-          continue;
-        }
-        if (done?.() === true) {
-          fileStats.fate = 'unread';
-          continue;
-        }
-        self.openAhead(index, filter, hasLimit);
-        let file: ParquetFile;
-        try {
-          file = await self.openFile(index);
-        } catch (error) {
-          if (signal.aborted) throw error;
-          fail(index, error);
-          continue;
-        }
-        const constants = self.constantsOf(entry);
-        let decided: ReturnType<typeof plan>;
-        try {
-          decided = plan(index, file, constants);
-        } catch (error) {
-          fail(index, error);
-          continue;
-        }
-        if (typeof decided === 'string') {
-          fileStats.fate = decided;
-          continue;
-        }
-        const { planned } = decided.part;
-        fileStats.scan = planned.stats;
-        const cost = newPhaseCosts();
-        costs.push({ cost, scan: planned.stats });
-        let part: ScanPart;
-        try {
-          part = await decided.part.prepare(signal, cost);
-        } catch (error) {
-          if (signal.aborted) throw error;
-          fail(index, error);
-          continue;
-        }
-        if (part.tasks.length === 0) {
-          fileStats.fate = 'stats';
-          continue;
-        }
-        fileStats.fate = 'read';
-        const missed = new Set<number>();
-        const scan = planned.stats;
-        const state: PartState = {
-          index,
-          skip: decided.skip,
-          left: decided.left,
-          constants: partitionValues(entry, self.partitions),
-          failed: false,
-          ...(decided.aggregateIndex !== undefined ? { aggregateIndex: decided.aggregateIndex } : {}),
-        };
-        const withHooks: ScanPart = {
-          ...part,
-          // Its failures come back here, to be named (and, under onFileError: 'skip', skipped).
-          yieldErrors: true,
-          onTaskStart: () => {
-            stats.timeline.firstTask ??= performance.now() - startedAt;
-          },
-          onTaskDone: (task, result) => {
-            stats.timeline.firstResult ??= performance.now() - startedAt;
-            countTask(scan, missed, task.spec.rowGroupIdx, result);
-          },
-        };
-        states.set(withHooks, state);
-        yield withHooks;
-      }
-    }
     try {
       throwIfAborted(signal);
-      for await (const outcome of runParts(parts(), limited, { ...this.context.scheduler, signal })) {
-        const state = states.get(outcome.part) as PartState;
+      for await (const outcome of runParts(this.parts(running), spec.limited, { ...this.context.scheduler, signal })) {
+        const state = running.states.get(outcome.part) as PartState;
         sync();
         if ('error' in outcome) {
-          if (!state.failed) fail(state.index, outcome.error);
+          if (!state.failed) this.fail(spec.stats, state.index, outcome.error);
           state.failed = true;
           continue;
         }
@@ -621,6 +579,100 @@ export class Dataset {
     } finally {
       sync();
     }
+  }
+
+  /** A file's failure: thrown, named — or, under `onFileError: 'skip'`, recorded in `stats`. */
+  private fail(stats: DatasetScanStats, index: number, error: unknown): void {
+    const named = inFile(error, this.files[index]?.path ?? '');
+    if (!this.skipFailed || !isFileError(named)) throw named;
+    const fileStats = stats.files[index] as DatasetFileStats;
+    fileStats.fate = 'failed';
+    fileStats.error = named.message;
+  }
+
+  /** The parts of a run, file by file: each file decided, and the ones read prepared. */
+  private async *parts(running: Running): AsyncGenerator<ScanPart> {
+    const { spec, signal } = running;
+    for (const [index, entry] of this.files.entries()) {
+      const fileStats = spec.stats.files[index] as DatasetFileStats;
+      const decided = await this.decide(running, index, entry);
+      if (typeof decided === 'string') {
+        fileStats.fate = decided;
+        continue;
+      }
+      if (decided === null) continue;
+      const { planned } = decided.part;
+      fileStats.scan = planned.stats;
+      const cost = newPhaseCosts();
+      running.costs.push({ cost, scan: planned.stats });
+      let part: ScanPart;
+      try {
+        part = await decided.part.prepare(signal, cost);
+      } catch (error) {
+        if (signal.aborted) throw error;
+        this.fail(spec.stats, index, error);
+        continue;
+      }
+      if (part.tasks.length === 0) {
+        fileStats.fate = 'stats';
+        continue;
+      }
+      fileStats.fate = 'read';
+      const withHooks = this.hooked(spec, part, planned.stats);
+      running.states.set(withHooks, {
+        index,
+        skip: decided.skip,
+        left: decided.left,
+        constants: partitionValues(entry, this.partitions),
+        failed: false,
+        ...(decided.aggregateIndex !== undefined ? { aggregateIndex: decided.aggregateIndex } : {}),
+      });
+      yield withHooks;
+    }
+  }
+
+  /**
+   * What a run does with file `index`: a fate (decided by its partition values or by the rows
+   * wanted before its footer is read, or by the plan), its decision, or null (it failed and is
+   * skipped).
+   */
+  private async decide(running: Running, index: number, entry: DatasetFile): Promise<FileFate | FileDecision | null> {
+    const { spec, signal } = running;
+    if (spec.filter !== undefined && this.prunedByPartition(entry, spec.filter)) return 'partition';
+    if (spec.done?.() === true) return 'unread';
+    this.openAhead(index, spec.filter, spec.hasLimit);
+    let file: ParquetFile;
+    try {
+      file = await this.openFile(index);
+    } catch (error) {
+      if (signal.aborted) throw error;
+      this.fail(spec.stats, index, error);
+      return null;
+    }
+    try {
+      return spec.plan(index, file, this.constantsOf(entry));
+    } catch (error) {
+      this.fail(spec.stats, index, error);
+      return null;
+    }
+  }
+
+  /** `part` with the run's hooks: failures come back to be named, tasks counted in the file's stats. */
+  private hooked(spec: RunSpec, part: ScanPart, scan: ScanStats): ScanPart {
+    const missed = new Set<number>();
+    const { stats, startedAt } = spec;
+    return {
+      ...part,
+      // Its failures come back to the run, to be named (and, under onFileError: 'skip', skipped).
+      yieldErrors: true,
+      onTaskStart: () => {
+        stats.timeline.firstTask ??= performance.now() - startedAt;
+      },
+      onTaskDone: (task, result) => {
+        stats.timeline.firstResult ??= performance.now() - startedAt;
+        countTask(scan, missed, task.spec.rowGroupIdx, result);
+      },
+    };
   }
 
   /** The columns constant in a file: its partitions, and the dataset's columns it lacks (null). */
@@ -642,7 +694,10 @@ export class Dataset {
     if (field === undefined) {
       throw new ParquetSkimError(
         'UNKNOWN_COLUMN',
-        `unknown column '${name}': the dataset's columns are ${this.schema.fields.map((f) => f.name).join(', ')}`,
+        `unknown column '${name}': the dataset's columns are ${this.schema.fields.map((f) => f.name).join(', ')}` +
+          (this.lazy === null
+            ? ''
+            : " (the first file's: open the dataset with schema: 'union' for the columns of every file)"),
       );
     }
     return field;
@@ -849,7 +904,11 @@ export interface DatasetOptions extends Omit<OpenOptions, 'size'> {
    * schema is the union of theirs (widened).
    */
   schema?: 'union' | 'first';
-  /** Footers read at once, while opening and (with `schema: 'first'`) ahead of a scan (default 64). */
+  /**
+   * Footers read at once, while opening and (with `schema: 'first'`) ahead of a scan. Default 128:
+   * the footers of up to 129 files in two rounds, the first file's then the rest (the browser still
+   * sends at most its per-host limit at a time).
+   */
   concurrency?: number;
   /**
    * A file that cannot be opened or read: `'fail'` (default) fails the open or the scan, naming

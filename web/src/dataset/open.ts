@@ -25,7 +25,7 @@ const MIN_DATASET_TAIL_BYTES = 16 * 1024;
 const MAX_DATASET_TAIL_BYTES = 512 * 1024;
 
 /** Default footers read at once while opening a dataset. */
-export const DEFAULT_DATASET_CONCURRENCY = 64;
+export const DEFAULT_DATASET_CONCURRENCY = 128;
 
 /** Opens the files of `sources` as one {@link Dataset}. */
 export async function openDataset(
