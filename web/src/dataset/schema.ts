@@ -17,6 +17,7 @@
  * its buffers (integers, floats, timestamps, string offsets), a view through apache-arrow's
  * builders; a partition or missing column is a constant vector.
  */
+import * as Arrow from 'apache-arrow';
 import {
   Binary,
   type Data,
@@ -26,8 +27,6 @@ import {
   Float,
   Int,
   Int64,
-  LargeBinary,
-  LargeUtf8,
   makeData,
   Precision,
   RecordBatch,
@@ -42,6 +41,25 @@ import {
 } from 'apache-arrow';
 import { ParquetSkimError } from '../errors.js';
 import { epochDays, type PartitionColumn, type PartitionValue } from './partitions.js';
+
+/**
+ * Types apache-arrow added after 13.0, the oldest this package runs with (its peer range): looked
+ * up at run time, so that an older apache-arrow still loads the package. Where they are missing,
+ * the files cannot have them either (apache-arrow could not read their batches).
+ */
+const LATER = Arrow as unknown as Record<string, (new () => DataType) | undefined>;
+const LATER_TYPES = Type as unknown as Record<string, number | undefined>;
+const STRINGS = [Type.Utf8, LATER_TYPES.LargeUtf8, LATER_TYPES.Utf8View].filter((t): t is number => t !== undefined);
+const BINARIES = [Type.Binary, LATER_TYPES.LargeBinary, LATER_TYPES.BinaryView].filter(
+  (t): t is number => t !== undefined,
+);
+
+/** `new LargeUtf8()` / `new LargeBinary()` where this apache-arrow has them, else the 32-bit-offset type. */
+function large(name: 'LargeUtf8' | 'LargeBinary'): DataType {
+  const Large = LATER[name];
+  if (Large !== undefined) return new Large();
+  return name === 'LargeUtf8' ? new Utf8() : new Binary();
+}
 
 /** The apache-arrow type of a partition column. */
 export function partitionArrowType(type: PartitionColumn['type']): DataType {
@@ -123,10 +141,8 @@ export function widen(a: DataType, b: DataType): DataType | null {
   const only = (...types: Type[]) => [...ids].every((id) => types.includes(id));
   if (only(Type.Int)) return widenInts(a as Int, b as Int);
   if (only(Type.Float)) return new Float(Math.max((a as Float).precision, (b as Float).precision) as Precision);
-  if (only(Type.Utf8, Type.LargeUtf8, Type.Utf8View)) return ids.has(Type.LargeUtf8) ? new LargeUtf8() : new Utf8();
-  if (only(Type.Binary, Type.LargeBinary, Type.BinaryView)) {
-    return ids.has(Type.LargeBinary) ? new LargeBinary() : new Binary();
-  }
+  if (only(...STRINGS)) return ids.has(LATER_TYPES.LargeUtf8 ?? -1) ? large('LargeUtf8') : new Utf8();
+  if (only(...BINARIES)) return ids.has(LATER_TYPES.LargeBinary ?? -1) ? large('LargeBinary') : new Binary();
   if (only(Type.Timestamp)) {
     const [x, y] = [a as Timestamp, b as Timestamp];
     if ((x.timezone ?? null) === (y.timezone ?? null))
@@ -226,11 +242,11 @@ function convert(column: Vector, to: DataType): Data {
     for (let i = 0; i < values.length; i++) data[i] = (values[i] as bigint) * factor;
     return makeData({ ...base, type: to, data } as never);
   }
-  const large = to.typeId === Type.LargeUtf8 || to.typeId === Type.LargeBinary;
+  const isLarge = to.typeId === LATER_TYPES.LargeUtf8 || to.typeId === LATER_TYPES.LargeBinary;
   const offsets = from.valueOffsets as Int32Array | BigInt64Array | undefined;
-  if (offsets !== undefined && (from.type.typeId === Type.Utf8 || from.type.typeId === Type.Binary) === large) {
+  if (offsets !== undefined && (from.type.typeId === Type.Utf8 || from.type.typeId === Type.Binary) === isLarge) {
     // 32-bit offsets ↔ 64-bit ones; the value bytes are shared.
-    const valueOffsets = large
+    const valueOffsets = isLarge
       ? BigInt64Array.from(offsets as Int32Array, (o) => BigInt(o))
       : Int32Array.from(offsets as BigInt64Array, (o) => Number(o));
     return makeData({ ...base, type: to, data: from.values, valueOffsets } as never);
