@@ -145,6 +145,16 @@ export class ParquetFile {
     return this.metadataOf;
   }
 
+  /** Rows in the file (from the footer, without building {@link metadata}). */
+  get numRows(): number {
+    return this.handle.numRows;
+  }
+
+  /** Bytes of footer and page index read at open (as `metadata.footerBytes`, without building it). */
+  get footerBytes(): number {
+    return this.handle.footerBytes;
+  }
+
   /** Size of the file in bytes. */
   get byteLength(): number {
     return this.footer.fileLen;

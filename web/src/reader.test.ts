@@ -38,6 +38,8 @@ describe('reading in Node (inline execution)', () => {
     expect(log[0]?.status).toBe(206);
     expect(log[0]?.range).toBe('bytes=-524288');
     expect(file.metadata.numRows).toBe(7300);
+    expect(file.numRows).toBe(7300);
+    expect(file.footerBytes).toBe(file.metadata.footerBytes);
     expect(file.metadata.hasPageIndex).toBe(true);
     expect(file.schema.fields.map((f) => f.name)).toContain('string_col');
     expect(server.log.filter((e) => e.method === 'GET')).toHaveLength(1);

@@ -68,6 +68,22 @@ impl JsFile {
         self.file.file_len() as f64
     }
 
+    /// Rows in the file, from its footer (without building the whole summary).
+    #[wasm_bindgen(getter, js_name = numRows)]
+    pub fn num_rows(&self) -> f64 {
+        self.file.metadata().file_metadata().num_rows() as f64
+    }
+
+    /// Bytes of footer and page index read at open (the summary's `footerBytes`).
+    #[wasm_bindgen(getter, js_name = footerBytes)]
+    pub fn footer_bytes(&self) -> f64 {
+        self.file
+            .footer()
+            .iter()
+            .map(|(range, _)| range.end - range.start)
+            .sum::<u64>() as f64
+    }
+
     /// The file's metadata summary as JSON (see `FileSummary`).
     pub fn summary(&self) -> Result<String, JsValue> {
         json(&FileSummary::of(&self.file))

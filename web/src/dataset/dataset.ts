@@ -245,7 +245,7 @@ export class Dataset {
             file.close();
             throw error;
           }
-          Object.assign(entry, { file, size: file.byteLength, rows: file.metadata.numRows });
+          Object.assign(entry, { file, size: file.byteLength, rows: file.numRows });
           return file;
         },
         (error: unknown) => {
@@ -269,9 +269,9 @@ export class Dataset {
   private openAhead(index: number, filter: FilterAst | undefined, limited: boolean): void {
     if (this.lazy === null) return;
     // A scan with a limit may end in this very file: it opens the next only when it gets there.
-    const ahead = limited ? 1 : this.lazy.concurrency;
+    const last = limited ? index : this.files.length - 1;
     let started = 0;
-    for (let j = index; j < this.files.length && started < ahead; j++) {
+    for (let j = index; j <= last && started < this.lazy.concurrency; j++) {
       const entry = this.files[j] as DatasetFile;
       if (entry.file !== null || entry.error !== null) continue;
       if (!this.opening.has(j) && filter !== undefined && this.prunedByPartition(entry, filter)) continue;
@@ -279,6 +279,7 @@ export class Dataset {
       this.openFile(j).catch(() => undefined);
     }
   }
+
 
   /** Whether `filter` rules out every row of `entry` by its partition values alone (no footer needed). */
   private prunedByPartition(entry: DatasetFile, filter: FilterAst): boolean {

@@ -95,7 +95,7 @@ export async function openDataset(
   };
   const sizeTail = (file: ParquetFile) => {
     if (openOptions.footerReadBytes !== undefined) return;
-    const fitted = Math.ceil(file.metadata.footerBytes * 1.25) + 8192;
+    const fitted = Math.ceil(file.footerBytes * 1.25) + 8192;
     footerReadBytes = Math.min(MAX_DATASET_TAIL_BYTES, Math.max(MIN_DATASET_TAIL_BYTES, fitted));
   };
   // The first file alone, then the others `concurrency` at a time: two rounds of requests.
@@ -115,7 +115,7 @@ export async function openDataset(
         path: entry.path,
         partitions: partitionsOf,
         size: file.byteLength,
-        rows: file.metadata.numRows,
+        rows: file.numRows,
         file,
         error: null,
       };
