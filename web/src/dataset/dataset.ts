@@ -280,7 +280,6 @@ export class Dataset {
     }
   }
 
-
   /** Whether `filter` rules out every row of `entry` by its partition values alone (no footer needed). */
   private prunedByPartition(entry: DatasetFile, filter: FilterAst): boolean {
     if (this.partitions.length === 0) return false;
