@@ -367,15 +367,20 @@ function openFromInputs(): void {
     showError(new PageError('NO_URL', 'enter the URL of a Parquet file, or choose a file'));
     return;
   }
-  let headers: Record<string, string>;
-  try {
-    headers = parseHeaders(page.headersInput.value);
-  } catch (error) {
-    showError(error);
-    return;
-  }
+  const headers = headersFromInput();
+  if (headers === null) return;
   rememberUrl(url);
   void openSource(url, url, { headers });
+}
+
+/** The headers textarea, parsed; null (the error shown) when it is malformed. */
+function headersFromInput(): Record<string, string> | null {
+  try {
+    return parseHeaders(page.headersInput.value);
+  } catch (error) {
+    showError(error);
+    return null;
+  }
 }
 
 /** Opens the URLs of the dataset box (one a line), with the headers in the textarea. */
@@ -388,13 +393,8 @@ function openDatasetFromInputs(): void {
     showError(new PageError('NO_URL', 'enter the URLs of the Parquet files of the dataset, one a line'));
     return;
   }
-  let headers: Record<string, string>;
-  try {
-    headers = parseHeaders(page.headersInput.value);
-  } catch (error) {
-    showError(error);
-    return;
-  }
+  const headers = headersFromInput();
+  if (headers === null) return;
   rememberUrl(null);
   void openDatasetSources(urls, `${urls.length} URLs`, { headers });
 }

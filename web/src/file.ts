@@ -526,15 +526,14 @@ export function countTask(stats: ScanStats, missed: Set<number>, rowGroup: numbe
 }
 
 export function statsOf(plan: ReadPlan, context: { cacheBytes: number; executor: Executor }): ScanStats {
-  const cachedBytes = context.executor.cachedBytes();
   const rowGroupFates: RowGroupFate[] = Array.from({ length: plan.stats.rowGroupsTotal }, () => 'unread');
   for (const { rowGroup, by } of plan.stats.prunedRowGroups) rowGroupFates[rowGroup] = by;
   for (const task of plan.tasks) rowGroupFates[task.spec.rowGroupIdx] = 'read';
   const byteSum = (ranges: Array<{ start: number; end: number }>) =>
     ranges.reduce((sum, r) => sum + r.end - r.start, 0);
   return {
+    ...emptyScanStats(context.executor.cachedBytes(), context.cacheBytes),
     tasksTotal: plan.tasks.length,
-    tasksDone: 0,
     rowGroupsTotal: plan.stats.rowGroupsTotal,
     rowGroupsPrunedByStats: plan.stats.rowGroupsPrunedByStats,
     rowGroupsPrunedByBloom: plan.stats.rowGroupsPrunedByBloom,
@@ -544,9 +543,28 @@ export function statsOf(plan: ReadPlan, context: { cacheBytes: number; executor:
     pagesPruned: plan.stats.pagesPruned,
     rowsTotal: plan.stats.rowsTotal,
     rowsScanned: plan.stats.rowsScanned,
+    bytesPlanned: plan.tasks.reduce((sum, t) => sum + byteSum(t.filterRanges) + byteSum(t.outputRanges), 0),
+    rowGroupFates,
+  };
+}
+
+/** The counters of a scan that has not started: all zero, its caches holding `cachedBytes` of `budgetBytes`. */
+export function emptyScanStats(cachedBytes: number, budgetBytes: number): ScanStats {
+  return {
+    tasksTotal: 0,
+    tasksDone: 0,
+    rowGroupsTotal: 0,
+    rowGroupsPrunedByStats: 0,
+    rowGroupsPrunedByBloom: 0,
+    rowGroupsPrunedByPageIndex: 0,
+    rowGroupsRead: 0,
+    pagesTotal: 0,
+    pagesPruned: 0,
+    rowsTotal: 0,
+    rowsScanned: 0,
     rowsOut: 0,
     rowsFromPredicateCache: 0,
-    bytesPlanned: plan.tasks.reduce((sum, t) => sum + byteSum(t.filterRanges) + byteSum(t.outputRanges), 0),
+    bytesPlanned: 0,
     bytesFetched: 0,
     bytesFetchedFilter: 0,
     bytesFetchedOutput: 0,
@@ -575,10 +593,10 @@ export function statsOf(plan: ReadPlan, context: { cacheBytes: number; executor:
       bytesEvicted: 0,
       bytesRejected: 0,
       peakBytes: cachedBytes,
-      budgetBytes: context.cacheBytes,
+      budgetBytes,
       series: [{ ms: 0, bytes: cachedBytes }],
     },
-    rowGroupFates,
+    rowGroupFates: [],
   };
 }
 
