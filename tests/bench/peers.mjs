@@ -386,7 +386,8 @@ async function measureCell(browser, server, net, dataset, query, system, skim) {
   }
   const wall = ((performance.now() - started) / 1000).toFixed(0);
   const shown =
-    cell.error ?? `${cell.medianMs.toFixed(0)} ms, ${(cell.bytes / 2 ** 20).toFixed(1)} MiB, ${cell.requests} requests`;
+    cell.error ??
+    `${cell.medianMs.toFixed(0)} ms (runs ${cell.runs.map((r) => r.ms.toFixed(0)).join(' ')}), ${(cell.bytes / 2 ** 20).toFixed(1)} MiB, ${cell.requests} requests`;
   console.log(`${net.id} ${dataset.id} ${query} ${system}: ${shown} [${wall} s]`);
   return cell;
 }

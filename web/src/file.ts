@@ -16,7 +16,7 @@ import type { Source } from './io/source.js';
 import type { FileMetadata, RequestLogEntry } from './metadata.js';
 import { type RowGroupFate, Scan, type ScanStats } from './scan.js';
 import type { Executor, FileFooter, TaskResult } from './scheduler/executor.js';
-import { type PhaseCosts, type ReadPlan, runPlan, type ScanPart } from './scheduler/scheduler.js';
+import { type PhaseCosts, type ReadPlan, runPlan, type ScanPart, scanRef } from './scheduler/scheduler.js';
 import type { ParquetFileHandle } from './wasm/parquet_skim_wasm.js';
 import type { Chunk } from './worker/protocol.js';
 
@@ -203,7 +203,7 @@ export class ParquetFile {
       const columnCacheBytes = Math.floor(cacheBytes / Math.max(1, executor.concurrency));
       fields = {
         ...fields,
-        ...this.limits,
+        limits: this.limits,
         pageWalkMinBytes: this.context.pageWalkMinBytes,
         predicateCacheBytes,
         ...(columnCacheBytes > 0 ? { fileKey: this.fileKey, columnCacheBytes, scanId: nextScanId++ } : {}),
@@ -292,7 +292,8 @@ export class ParquetFile {
     const held = await this.walkPages(request, signal, cost, stats);
     if (held.length > 0) replan();
     if (await this.readBlooms(request, signal, cost)) replan();
-    return { file: this.footer, reader: this.source, tasks: planned.plan.tasks, held, cost };
+    const scan = scanRef(planned.plan);
+    return { file: this.footer, scan, reader: this.source, tasks: planned.plan.tasks, held, cost };
   }
 
   /**

@@ -34,7 +34,7 @@ use arrow_schema::{DataType, TimeUnit};
 use bytes::Bytes;
 use parquet_skim_core::aggregate::AggregateSpec;
 use parquet_skim_core::{
-    parse_sql, plan_scan, LoadStep, MetadataLoader, ParquetFile, ReadTask, ScanRequest,
+    parse_sql, plan_scan, BoundScan, LoadStep, MetadataLoader, ParquetFile, ReadTask, ScanRequest,
     TaskDecoder, TaskRun,
 };
 
@@ -213,11 +213,11 @@ fn request_for(table: &str, query: &str, threads: u64) -> Result<ScanRequest, Er
 /// there is no filter; with one, the decoder asks for the output pages it still needs).
 fn run_task(
     file: &File,
-    parquet: &ParquetFile,
+    scan: &BoundScan,
     task: &ReadTask,
 ) -> Result<parquet_skim_core::TaskOutput, Error> {
-    let mut decoder = TaskDecoder::try_new(parquet, &task.spec)?;
-    let upfront = if task.spec.filter.is_some() {
+    let mut decoder = TaskDecoder::try_new(scan, &task.spec)?;
+    let upfront = if scan.filter().is_some() {
         &task.filter_ranges
     } else {
         &task.output_ranges
@@ -251,6 +251,7 @@ fn run_query(path: &str, table: &str, query: &str, threads: usize) -> Result<Out
             Some(MIN_TASK_ROWS.max(plan.stats.rows_scanned.div_ceil(2 * workers)));
         plan = plan_scan(&parquet, &request)?;
     }
+    let scan = plan.bind(&parquet)?;
     let next = AtomicUsize::new(0);
     let results = Mutex::new(Vec::new());
     let failure = Mutex::new(None::<Error>);
@@ -261,7 +262,7 @@ fn run_query(path: &str, table: &str, query: &str, threads: usize) -> Result<Out
                 let Some(task) = plan.tasks.get(idx) else {
                     break;
                 };
-                match run_task(&file, &parquet, task) {
+                match run_task(&file, &scan, task) {
                     Ok(output) => results.lock().expect("results").push((idx, output)),
                     Err(e) => {
                         *failure.lock().expect("failure") = Some(e);

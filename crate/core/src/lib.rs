@@ -7,7 +7,10 @@
 //! - [`filter`]: SQL/JSON filters → typed predicates, pruning, arrow-rs `RowFilter`
 //! - [`projection`]: column names → leaf mask and output column order
 //! - [`page_layout`]: page headers walked → page locations, for files without an offset index
-//! - [`plan`]: scan request → [`ReadPlan`] of read tasks with their byte ranges
+//! - [`plan`]: scan request → [`ReadPlan`]: the scan's shared [`ScanSpec`] and its read tasks
+//!   with their byte ranges
+//! - [`scan`]: a [`ScanSpec`] bound to its file once ([`BoundScan`]), and the push decoders of
+//!   its tasks
 //! - [`task`]: task + bytes → Arrow IPC (arrow-rs `ParquetPushDecoder`)
 //! - `pages`: page headers checked before arrow-rs decodes them (sizes, CRC, consistency)
 //! - `row_group_index`: a file's page index with one row group's offset indexes replaced
@@ -38,6 +41,7 @@ pub mod plan;
 pub mod projection;
 mod rebase;
 mod row_group_index;
+pub mod scan;
 pub mod summary;
 pub mod task;
 mod thrift;
@@ -45,11 +49,12 @@ pub mod warm_up;
 
 pub use error::{Result, SkimError};
 pub use filter::{parse_sql, Expr};
-pub use limits::OpenOptions;
+pub use limits::{DecodeLimits, OpenOptions};
 pub use metadata::{LoadStep, MetadataLoader, ParquetFile};
 pub use plan::{
     bloom_ranges_for, plan_scan, plan_scan_with, ByteRange, PlanStats, ReadPlan, ReadTask,
     ScanRequest, TaskSpec,
 };
+pub use scan::{BoundScan, ScanSpec};
 pub use summary::FileSummary;
 pub use task::{TaskDecoder, TaskOutput, TaskRun};

@@ -64,16 +64,41 @@ impl Default for OpenOptions {
     }
 }
 
+/// Largest uncompressed column chunk a task decodes by default. WebAssembly has 4 GiB of memory
+/// and a decoded chunk is copied at least once (into IPC), so beyond this a file is refused up
+/// front (`TOO_LARGE`) instead of running the page out of memory.
+pub const DEFAULT_MAX_CHUNK_BYTES: u64 = 1 << 30;
+
+/// The decoding limits of a scan: one struct, one default each (a field left out of the JSON
+/// takes its default here, and nowhere else).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct DecodeLimits {
+    /// Largest uncompressed column chunk to decode (default [`DEFAULT_MAX_CHUNK_BYTES`]).
+    pub max_chunk_bytes: u64,
+    /// Largest page (compressed or uncompressed, as its header declares) to decode (default
+    /// [`DEFAULT_MAX_PAGE_BYTES`]).
+    pub max_page_bytes: u64,
+    /// Largest decoded batch: batches are made smaller to fit, and a task whose batch still
+    /// exceeds it is refused (default [`DEFAULT_MAX_BATCH_BYTES`]).
+    pub max_batch_bytes: u64,
+    /// Check the CRC-32 of pages that carry one (`INVALID_FILE` on a mismatch; default true).
+    pub verify_checksums: bool,
+}
+
+impl Default for DecodeLimits {
+    fn default() -> Self {
+        Self {
+            max_chunk_bytes: DEFAULT_MAX_CHUNK_BYTES,
+            max_page_bytes: DEFAULT_MAX_PAGE_BYTES,
+            max_batch_bytes: DEFAULT_MAX_BATCH_BYTES,
+            verify_checksums: true,
+        }
+    }
+}
+
 pub(crate) fn default_max_metadata_bytes() -> u64 {
     DEFAULT_MAX_METADATA_BYTES
-}
-
-pub(crate) fn default_max_page_bytes() -> u64 {
-    DEFAULT_MAX_PAGE_BYTES
-}
-
-pub(crate) fn default_max_batch_bytes() -> u64 {
-    DEFAULT_MAX_BATCH_BYTES
 }
 
 pub(crate) fn default_true() -> bool {

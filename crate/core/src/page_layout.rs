@@ -50,6 +50,7 @@ use crate::pages::{PageHeader, DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE};
 use crate::plan::{row_spans, ByteRange, ScanRequest, TaskSpec};
 use crate::projection::Projection;
 use crate::row_group_index::ReplacedOffsets;
+use crate::scan::BoundScan;
 
 /// Bytes read past a chunk's dictionary page on the first round: enough for the first data
 /// page's header, and all of a small page.
@@ -269,16 +270,12 @@ impl PageLayouts {
 
     /// The pages of `spec`'s column chunks whose walks cover its rows (none with a filter: its
     /// rows are not known before it runs).
-    pub fn learned(
-        &self,
-        file: &ParquetFile,
-        spec: &TaskSpec,
-    ) -> Result<Option<Vec<LearnedPages>>> {
-        if self.walks.is_empty() || spec.filter.is_some() {
+    pub fn learned(&self, scan: &BoundScan, spec: &TaskSpec) -> Result<Option<Vec<LearnedPages>>> {
+        if self.walks.is_empty() || scan.filter().is_some() {
             return Ok(None);
         }
         let rows = rows_through(spec.selection.as_deref());
-        let projection = Projection::try_new(file, spec.columns.as_deref())?;
+        let projection = scan.projection();
         let learned: Vec<LearnedPages> = self
             .walks
             .iter()

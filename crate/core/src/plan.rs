@@ -1,8 +1,9 @@
 //! [`ScanRequest`] + [`ParquetFile`] → [`ReadPlan`]: the read tasks of a scan and the bytes each
 //! needs. Pure: no I/O, no decoding.
 //!
-//! A task is a value (serializable, sent to a worker) naming one row group and which of its rows
-//! to decode. Without a filter, `offset`/`limit` become row-group-local `skip`/`take` before
+//! A plan is one [`ScanSpec`] — what every task shares (columns, filter, aggregates, limits),
+//! sent to a worker once per scan and bound there once ([`BoundScan`]) — and its tasks, each a
+//! small value naming one row group and which of its rows to decode. Without a filter, `offset`/`limit` become row-group-local `skip`/`take` before
 //! anything is fetched: row groups wholly before the offset or after the limit get no task. With
 //! a filter, the rows a task returns are unknown until it runs, so tasks cover whole row groups
 //! (less what pruning removed), each stops after `offset + limit` matches, and the scheduler
@@ -13,20 +14,14 @@
 //! (which becomes the task's row selection; a row group whose selection is empty gets no task).
 //!
 //! A task's byte ranges come from arrow-rs itself: the planner builds the same push decoder the
-//! worker will build ([`build_decoder`]) and lists its `ScanPlan`. With an offset index that is
+//! worker will build ([`BoundScan::decoder`]) and lists its `ScanPlan`. With an offset index that is
 //! one range per needed page (plus dictionary pages). Ranges are split by phase: the filter
 //! columns (phase 1, fetched up front) and the output-only columns (phase 2: with a filter,
 //! fetched on demand after the filter ran, so only pages that still hold selected rows are read).
 
 use std::ops::Range;
 
-use parquet::arrow::arrow_reader::metrics::ArrowReaderMetrics;
-use parquet::arrow::arrow_reader::{RowFilter, RowSelection, RowSelector};
-use parquet::arrow::push_decoder::{
-    ParquetPushDecoder, ParquetPushDecoderBuilder, RowGroupSelection,
-};
-use parquet::arrow::ProjectionMask;
-use parquet::file::metadata::RowGroupMetaData;
+use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 use serde::{Deserialize, Serialize};
 
 use crate::aggregate::AggregateSpec;
@@ -36,24 +31,16 @@ use crate::error::{Result, SkimError};
 use crate::filter::bloom::{bloom_ranges, excluded_by_bloom};
 use crate::filter::prune::{prune_pages, row_groups_may_match};
 use crate::filter::{Expr, Filter};
-use crate::limits::{
-    self, default_max_batch_bytes, default_max_page_bytes, default_true, DEFAULT_MAX_BATCH_BYTES,
-    DEFAULT_MAX_PAGE_BYTES,
-};
+use crate::limits::DecodeLimits;
 use crate::metadata::ParquetFile;
 use crate::page_layout::{with_learned_pages, LearnedPages, PageLayouts};
-use crate::projection::Projection;
+use crate::scan::{BoundScan, ScanSpec};
 
 /// Rows per decoded batch when the caller does not say.
 pub const DEFAULT_BATCH_SIZE: usize = 8192;
 
-/// Largest uncompressed column chunk a task decodes by default. WebAssembly has 4 GiB of memory
-/// and a decoded chunk is copied at least once (into IPC), so beyond this a file is refused up
-/// front (`TOO_LARGE`) instead of running the page out of memory.
-pub const DEFAULT_MAX_CHUNK_BYTES: u64 = 1 << 30;
-
 /// What a caller asks of a scan.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ScanRequest {
     /// Dotted column paths to return, in this order; all columns when absent.
@@ -66,19 +53,9 @@ pub struct ScanRequest {
     pub batch_size: Option<usize>,
     /// Keep only rows where this is true.
     pub filter: Option<Expr>,
-    /// Largest uncompressed column chunk to decode (default [`DEFAULT_MAX_CHUNK_BYTES`]).
-    pub max_chunk_bytes: Option<u64>,
-    /// Largest page (compressed or uncompressed, as its header declares) to decode; see
-    /// [`limits`](crate::limits).
-    #[serde(default = "default_max_page_bytes")]
-    pub max_page_bytes: u64,
-    /// Largest decoded batch: batches are made smaller to fit, and a task whose batch still
-    /// exceeds it is refused; see [`limits`](crate::limits).
-    #[serde(default = "default_max_batch_bytes")]
-    pub max_batch_bytes: u64,
-    /// Check the CRC-32 of pages that carry one (`INVALID_FILE` on a mismatch).
-    #[serde(default = "default_true")]
-    pub verify_checksums: bool,
+    /// Decoding limits (each field defaults on its own; see [`limits`](crate::limits)).
+    #[serde(default)]
+    pub limits: DecodeLimits,
     /// Split row groups into tasks of about this many rows, at page boundaries, so that a file
     /// with few, large row groups still keeps every worker busy. Default: one task per row group.
     pub target_task_rows: Option<u64>,
@@ -103,32 +80,9 @@ pub struct ScanRequest {
     pub page_walk_min_bytes: Option<u64>,
 }
 
-impl Default for ScanRequest {
-    fn default() -> Self {
-        Self {
-            columns: None,
-            offset: None,
-            limit: None,
-            batch_size: None,
-            filter: None,
-            max_chunk_bytes: None,
-            max_page_bytes: DEFAULT_MAX_PAGE_BYTES,
-            max_batch_bytes: DEFAULT_MAX_BATCH_BYTES,
-            verify_checksums: true,
-            target_task_rows: None,
-            aggregates: None,
-            predicate_cache_bytes: None,
-            file_key: None,
-            column_cache_bytes: None,
-            scan_id: None,
-            page_walk_min_bytes: None,
-        }
-    }
-}
-
-/// One unit of work for a worker.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// One task of a scan: what differs from task to task (the scan's [`ScanSpec`] holds the rest).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TaskSpec {
     /// Position of the task in the scan's output order.
     pub task_idx: usize,
@@ -140,33 +94,12 @@ pub struct TaskSpec {
     pub expected_rows: Option<u64>,
     /// Stop after this many rows (with a filter: `offset + limit` of the scan).
     pub limit: Option<u64>,
-    pub columns: Option<Vec<String>>,
-    pub filter: Option<Expr>,
-    /// Rows per batch, already reduced to fit `max_batch_bytes` by the planner.
+    /// Rows per batch, already reduced to fit `maxBatchBytes` by the planner.
     pub batch_size: usize,
-    pub max_chunk_bytes: u64,
-    /// See [`ScanRequest::max_page_bytes`].
-    #[serde(default = "default_max_page_bytes")]
-    pub max_page_bytes: u64,
-    /// See [`ScanRequest::max_batch_bytes`].
-    #[serde(default = "default_max_batch_bytes")]
-    pub max_batch_bytes: u64,
-    /// See [`ScanRequest::verify_checksums`].
-    #[serde(default = "default_true")]
-    pub verify_checksums: bool,
-    pub aggregates: Option<Vec<AggregateSpec>>,
-    /// Bytes of decoded filter columns this task may keep for its output (0: off).
-    pub predicate_cache_bytes: u64,
     /// Filtered tasks of a file with an identity: the worker's cross-scan cache entry for this
     /// task's filter columns (see `column_cache::cache_key`).
     #[serde(default)]
     pub cache_key: Option<String>,
-    /// The worker's cross-scan cache budget (0: off).
-    #[serde(default)]
-    pub column_cache_bytes: u64,
-    /// The scan's id (see [`ScanRequest::scan_id`]).
-    #[serde(default)]
-    pub scan_id: u64,
     /// Recovery tests only: the task panics with this message as it starts, which in WebAssembly
     /// is a real trap of its worker. No known input panics any more (crate/patches/parquet), so
     /// this is how tests/browser/worker-crash.spec.ts exercises replacing a trapped worker. The
@@ -262,6 +195,8 @@ pub struct PrunedRowGroup {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReadPlan {
+    /// What every task shares.
+    pub scan: ScanSpec,
     pub tasks: Vec<ReadTask>,
     /// Rows the scan returns when known (no filter).
     pub rows: Option<u64>,
@@ -269,6 +204,13 @@ pub struct ReadPlan {
     pub offset: u64,
     pub limit: Option<u64>,
     pub stats: PlanStats,
+}
+
+impl ReadPlan {
+    /// The plan's [`ScanSpec`] bound to `file` (what a worker does once per scan).
+    pub fn bind(&self, file: &ParquetFile) -> Result<BoundScan> {
+        BoundScan::try_new(file, self.scan.clone())
+    }
 }
 
 /// The bloom filter ranges planning `request` can use: fetch them and pass them to
@@ -317,54 +259,49 @@ pub fn plan_scan_with(
             &aggregate_request
         }
     };
-    // Resolve projection and filter once up front so a bad column fails the scan, not each task.
-    Projection::try_new(file, request.columns.as_deref())?;
-    let filter = request
-        .filter
-        .as_ref()
-        .map(|expr| Filter::try_new(expr, file))
-        .transpose()?;
+    // Bound once up front, so a bad column fails the scan, not each task.
+    let scan = BoundScan::try_new(file, scan_spec_of(request))?;
     let row_groups = file.metadata().row_groups();
     let mut stats = PlanStats {
         row_groups_total: row_groups.len(),
         rows_total: row_groups.iter().map(|rg| rows_of(rg.num_rows())).sum(),
         ..Default::default()
     };
-    let template = template_of(request, batch_size);
-    let specs = match &filter {
-        None => unfiltered_specs(file, request, &template),
-        Some(filter) => filtered_specs(file, request, filter, &template, blooms, &mut stats),
+    let specs = match scan.filter() {
+        None => unfiltered_specs(file, request, batch_size),
+        Some(filter) => filtered_specs(file, request, filter, batch_size, blooms, &mut stats),
     };
     let specs = match request.target_task_rows {
-        Some(target) if target > 0 => split_specs(file, specs, target, request),
+        Some(target) if target > 0 => split_specs(&scan, specs, target),
         _ => specs,
     };
-    let filter_leaves = filter.as_ref().map(Filter::leaves).unwrap_or_default();
-    let cacheable = filter.is_some() && template.column_cache_bytes > 0;
+    let cacheable = scan.filter().is_some() && scan.spec().column_cache_bytes > 0;
     let mut tasks: Vec<ReadTask> = Vec::with_capacity(specs.len());
     for (task_idx, (mut spec, rows_scanned)) in specs.into_iter().enumerate() {
         spec.task_idx = task_idx;
         // Not a task whose filter columns cannot fit the worker's cache. One with a limit keeps
         // its filter columns only if it saw all its rows (a rare filter), and a hit stops at it.
-        let keep = cacheable && fits_column_cache(file, &spec, rows_scanned, &filter_leaves);
+        let keep = cacheable && fits_column_cache(&scan, &spec, rows_scanned);
         if let (true, Some(file_key)) = (keep, &request.file_key) {
             spec.cache_key = Some(cache_key(
                 file_key,
                 spec.row_group_idx,
-                &filter_leaves,
+                scan.filter_leaves(),
                 spec.selection.as_deref(),
             ));
         }
-        spec.batch_size = task_batch_size(file, &spec)?;
-        spec.learned_pages = layouts.learned(file, &spec)?;
+        spec.batch_size = scan.batch_size(&spec)?;
+        spec.learned_pages = layouts.learned(&scan, &spec)?;
         stats.rows_scanned += rows_scanned;
-        tasks.push(read_task(file, spec, rows_scanned, &filter_leaves)?);
+        tasks.push(read_task(&scan, spec, rows_scanned)?);
     }
-    let rows = filter
+    let rows = scan
+        .filter()
         .is_none()
         .then(|| tasks.iter().filter_map(|t| t.spec.expected_rows).sum());
-    let filtered = filter.is_some();
+    let filtered = scan.filter().is_some();
     Ok(ReadPlan {
+        scan: scan.spec().clone(),
         tasks,
         rows,
         offset: if filtered {
@@ -377,26 +314,35 @@ pub fn plan_scan_with(
     })
 }
 
+/// What every task of `request` shares.
+fn scan_spec_of(request: &ScanRequest) -> ScanSpec {
+    ScanSpec {
+        columns: request.columns.clone(),
+        filter: request.filter.clone(),
+        aggregates: request.aggregates.clone(),
+        limits: request.limits,
+        predicate_cache_bytes: request.predicate_cache_bytes.unwrap_or(0),
+        column_cache_bytes: request.column_cache_bytes.unwrap_or(0),
+        scan_id: request.scan_id.unwrap_or(0),
+    }
+}
+
 /// Whether `spec`'s decoded filter columns can fit its worker's cross-scan cache: their pages'
 /// uncompressed bytes (for the rows it scans) are a lower bound of what Arrow holds of them. A
 /// task that could only be rejected decodes fused (filter and output in one pass, the predicate
 /// cache) instead of collecting its filter columns for nothing: with a 16 MiB `cacheBytes`, the
 /// hits bench's first query was 0.88× cache-off that way, in memory.
-fn fits_column_cache(
-    file: &ParquetFile,
-    spec: &TaskSpec,
-    rows_scanned: u64,
-    filter_leaves: &[usize],
-) -> bool {
-    let rg = file.metadata().row_group(spec.row_group_idx);
+fn fits_column_cache(scan: &BoundScan, spec: &TaskSpec, rows_scanned: u64) -> bool {
+    let rg = scan.file().metadata().row_group(spec.row_group_idx);
     let num_rows = rows_of(rg.num_rows()).max(1);
-    let bytes: u64 = filter_leaves
+    let bytes: u64 = scan
+        .filter_leaves()
         .iter()
         .filter_map(|&leaf| rg.columns().get(leaf))
         .map(|chunk| u64::try_from(chunk.uncompressed_size()).unwrap_or(0))
         .sum();
     let scanned = (u128::from(bytes) * u128::from(rows_scanned) / u128::from(num_rows)) as u64;
-    scanned <= spec.column_cache_bytes
+    scanned <= scan.spec().column_cache_bytes
 }
 
 /// `request`, refused when it names an empty list of columns.
@@ -411,43 +357,14 @@ fn checked_columns(request: &ScanRequest) -> Result<&ScanRequest> {
     Ok(request)
 }
 
-/// What every task of `request` shares.
-fn template_of(request: &ScanRequest, batch_size: usize) -> TaskSpec {
-    TaskSpec {
-        task_idx: 0,
-        row_group_idx: 0,
-        selection: None,
-        expected_rows: None,
-        limit: None,
-        columns: request.columns.clone(),
-        filter: request.filter.clone(),
-        batch_size,
-        max_chunk_bytes: request.max_chunk_bytes.unwrap_or(DEFAULT_MAX_CHUNK_BYTES),
-        max_page_bytes: request.max_page_bytes,
-        max_batch_bytes: request.max_batch_bytes,
-        verify_checksums: request.verify_checksums,
-        aggregates: request.aggregates.clone(),
-        predicate_cache_bytes: request.predicate_cache_bytes.unwrap_or(0),
-        cache_key: None,
-        column_cache_bytes: request.column_cache_bytes.unwrap_or(0),
-        scan_id: request.scan_id.unwrap_or(0),
-        panic_for_test: None,
-        learned_pages: None,
-    }
-}
-
 /// `spec` with its byte ranges, listed by the push decoder the task will build, split into the
 /// filter columns' (phase 1) and the output-only columns' (phase 2).
-fn read_task(
-    file: &ParquetFile,
-    spec: TaskSpec,
-    rows_scanned: u64,
-    filter_leaves: &[usize],
-) -> Result<ReadTask> {
-    let learned = with_learned_pages(file, &spec)?;
+fn read_task(scan: &BoundScan, spec: TaskSpec, rows_scanned: u64) -> Result<ReadTask> {
+    let learned = with_learned_pages(scan.file(), &spec)?;
+    let file = learned.as_ref().unwrap_or(scan.file());
     let (mut filter_ranges, mut output_ranges) = (Vec::new(), Vec::new());
-    for planned in build_decoder(learned.as_ref().unwrap_or(file), &spec)?.scan_plan() {
-        if filter_leaves.contains(&planned.column) {
+    for planned in scan.decoder(file, &spec)?.scan_plan() {
+        if scan.filter_leaves().contains(&planned.column) {
             filter_ranges.push(planned.range.into());
         } else {
             output_ranges.push(planned.range.into());
@@ -516,7 +433,7 @@ pub(crate) fn row_spans(file: &ParquetFile, request: &ScanRequest) -> Vec<(usize
 fn unfiltered_specs(
     file: &ParquetFile,
     request: &ScanRequest,
-    template: &TaskSpec,
+    batch_size: usize,
 ) -> Vec<(TaskSpec, u64)> {
     let metadata = file.metadata();
     row_spans(file, request)
@@ -535,7 +452,8 @@ fn unfiltered_specs(
                 row_group_idx,
                 selection,
                 expected_rows: Some(take),
-                ..template.clone()
+                batch_size,
+                ..TaskSpec::default()
             };
             (spec, take)
         })
@@ -547,7 +465,7 @@ fn filtered_specs(
     file: &ParquetFile,
     request: &ScanRequest,
     filter: &Filter,
-    template: &TaskSpec,
+    batch_size: usize,
     blooms: &ByteCache,
     stats: &mut PlanStats,
 ) -> Vec<(TaskSpec, u64)> {
@@ -593,7 +511,8 @@ fn filtered_specs(
             row_group_idx,
             selection,
             limit,
-            ..template.clone()
+            batch_size,
+            ..TaskSpec::default()
         };
         specs.push((spec, rows_scanned));
     }
@@ -602,19 +521,10 @@ fn filtered_specs(
 
 /// Splits each row group's task into windows of about `target` rows, starting at page
 /// boundaries of the first projected column (so a page is rarely read by two tasks).
-fn split_specs(
-    file: &ParquetFile,
-    specs: Vec<(TaskSpec, u64)>,
-    target: u64,
-    request: &ScanRequest,
-) -> Vec<(TaskSpec, u64)> {
-    let metadata = file.metadata();
-    let leaf = Projection::try_new(file, request.columns.as_deref())
-        .ok()
-        .and_then(|p| {
-            (0..metadata.file_metadata().schema_descr().num_columns())
-                .find(|&l| p.mask().leaf_included(l))
-        })
+fn split_specs(scan: &BoundScan, specs: Vec<(TaskSpec, u64)>, target: u64) -> Vec<(TaskSpec, u64)> {
+    let metadata = scan.file().metadata();
+    let leaf = (0..metadata.file_metadata().schema_descr().num_columns())
+        .find(|&l| scan.projection().mask().leaf_included(l))
         .unwrap_or(0);
     let mut out = Vec::with_capacity(specs.len());
     for (spec, rows_scanned) in specs {
@@ -677,164 +587,6 @@ fn split_specs(
     out
 }
 
-/// The push decoder of one task: shared by the planner (to list ranges) and the task runner
-/// (to decode), so both agree on every byte.
-pub fn build_decoder(file: &ParquetFile, spec: &TaskSpec) -> Result<ParquetPushDecoder> {
-    build_decoder_with_metrics(file, spec, ArrowReaderMetrics::disabled())
-}
-
-/// [`build_decoder`], reporting predicate-cache use into `metrics`.
-pub fn build_decoder_with_metrics(
-    file: &ParquetFile,
-    spec: &TaskSpec,
-    metrics: ArrowReaderMetrics,
-) -> Result<ParquetPushDecoder> {
-    build_fused_decoder(file, spec, metrics, |filter| filter.row_filter(file))
-}
-
-/// [`build_decoder_with_metrics`] with the task's filter evaluated by the `RowFilter` that
-/// `row_filter` makes of it.
-pub fn build_fused_decoder(
-    file: &ParquetFile,
-    spec: &TaskSpec,
-    metrics: ArrowReaderMetrics,
-    row_filter: impl FnOnce(&Filter) -> RowFilter,
-) -> Result<ParquetPushDecoder> {
-    let rg = row_group(file, spec)?;
-    let num_rows = rows_of(rg.num_rows());
-    let projection = Projection::try_new(file, spec.columns.as_deref())?;
-    let filter = spec
-        .filter
-        .as_ref()
-        .map(|expr| Filter::try_new(expr, file))
-        .transpose()?;
-    let batch_size = checked_task_batch_size(file, spec, &projection, filter.as_ref())?;
-    let selection = spec
-        .selection
-        .as_deref()
-        .map(|runs| selection_of(runs, num_rows, spec.row_group_idx))
-        .transpose()?;
-    // The predicate cache keeps filter columns decoded for the output instead of decoding them
-    // twice, within the task's byte budget (arrow-rs stops caching at the budget, never fails).
-    // It widens the pages read for cached columns to whole batches, which would undo page
-    // pruning, so a task with a page selection does without it.
-    let cache_bytes = if spec.selection.is_some() {
-        0
-    } else {
-        to_usize(spec.predicate_cache_bytes)
-    };
-    let mut builder = ParquetPushDecoderBuilder::new_with_metadata(file.reader_metadata().clone())
-        .with_max_predicate_cache_size(cache_bytes)
-        .with_metrics(metrics)
-        .with_projection(projection.mask().clone())
-        .with_batch_size(batch_size)
-        .with_row_group_selections(vec![RowGroupSelection::new(spec.row_group_idx, selection)]);
-    if let Some(filter) = &filter {
-        builder = builder.with_row_filter(row_filter(filter));
-    }
-    if let Some(limit) = spec.limit {
-        builder = builder.with_limit(to_usize(limit));
-    }
-    builder
-        .build()
-        .map_err(|e| SkimError::from_parquet("planning the read", e))
-}
-
-fn row_group<'a>(file: &'a ParquetFile, spec: &TaskSpec) -> Result<&'a RowGroupMetaData> {
-    let row_groups = file.metadata().row_groups();
-    row_groups.get(spec.row_group_idx).ok_or_else(|| {
-        SkimError::invalid_argument(
-            "rowGroup",
-            format!(
-                "expected a row group below {}, got {}",
-                row_groups.len(),
-                spec.row_group_idx
-            ),
-        )
-    })
-}
-
-/// A task's batch size: the spec's, reduced so a batch of the columns it reads fits
-/// `max_batch_bytes` (see [`limits`](crate::limits)). Refuses a task reading a column chunk over
-/// `max_chunk_bytes`, or whose single row is over `max_batch_bytes`.
-pub fn task_batch_size(file: &ParquetFile, spec: &TaskSpec) -> Result<usize> {
-    let projection = Projection::try_new(file, spec.columns.as_deref())?;
-    let filter = spec
-        .filter
-        .as_ref()
-        .map(|expr| Filter::try_new(expr, file))
-        .transpose()?;
-    checked_task_batch_size(file, spec, &projection, filter.as_ref())
-}
-
-fn checked_task_batch_size(
-    file: &ParquetFile,
-    spec: &TaskSpec,
-    projection: &Projection,
-    filter: Option<&Filter>,
-) -> Result<usize> {
-    let rg = row_group(file, spec)?;
-    let num_rows = rows_of(rg.num_rows());
-    let filter_leaves = filter.map(Filter::leaves).unwrap_or_default();
-    let mut row_bytes = 0u64;
-    for (leaf, chunk) in rg.columns().iter().enumerate() {
-        if !projection.mask().leaf_included(leaf) && !filter_leaves.contains(&leaf) {
-            continue;
-        }
-        let size = u64::try_from(chunk.uncompressed_size()).unwrap_or(u64::MAX);
-        if size > spec.max_chunk_bytes {
-            return Err(SkimError::TooLarge {
-                detail: format!(
-                    "column '{}' of row group {} decompresses to {size} bytes, over the \
-                     {}-byte column chunk limit; project fewer columns, or raise \
-                     `maxChunkBytes`",
-                    chunk.column_path().string(),
-                    spec.row_group_idx,
-                    spec.max_chunk_bytes
-                ),
-            });
-        }
-        row_bytes = row_bytes.saturating_add(limits::bytes_per_row(chunk, num_rows));
-    }
-    limits::fitted_batch_size(
-        spec.batch_size,
-        row_bytes,
-        spec.max_batch_bytes,
-        spec.row_group_idx,
-    )
-}
-
-/// The rows of its row group a task decodes (`None`: all of them).
-pub fn task_selection(file: &ParquetFile, spec: &TaskSpec) -> Result<Option<RowSelection>> {
-    let rg = file
-        .metadata()
-        .row_groups()
-        .get(spec.row_group_idx)
-        .ok_or_else(|| SkimError::invalid_argument("rowGroup", "no such row group"))?;
-    spec.selection
-        .as_deref()
-        .map(|runs| selection_of(runs, rows_of(rg.num_rows()), spec.row_group_idx))
-        .transpose()
-}
-
-/// A decoder of `mask`'s columns over `selection` of the task's row group, with no filter and
-/// no predicate cache: the cross-scan path (`task.rs`) evaluates the filter itself. Call after
-/// [`build_decoder`] has accepted `spec` (row group and chunk sizes are checked there), with the
-/// batch size of [`task_batch_size`].
-pub fn build_plain_decoder(
-    file: &ParquetFile,
-    spec: &TaskSpec,
-    mask: ProjectionMask,
-    selection: Option<RowSelection>,
-) -> Result<ParquetPushDecoder> {
-    ParquetPushDecoderBuilder::new_with_metadata(file.reader_metadata().clone())
-        .with_projection(mask)
-        .with_batch_size(spec.batch_size)
-        .with_row_group_selections(vec![RowGroupSelection::new(spec.row_group_idx, selection)])
-        .build()
-        .map_err(|e| SkimError::from_parquet("planning the read", e))
-}
-
 /// Where the thrift footer starts: nothing in the file body lies beyond it.
 fn footer_start(file: &ParquetFile) -> u64 {
     file.footer()
@@ -864,7 +616,11 @@ fn runs_of(selection: &RowSelection) -> Vec<i64> {
 }
 
 /// The selection of run lengths, checked against the row group's size.
-fn selection_of(runs: &[i64], num_rows: u64, row_group_idx: usize) -> Result<RowSelection> {
+pub(crate) fn selection_of(
+    runs: &[i64],
+    num_rows: u64,
+    row_group_idx: usize,
+) -> Result<RowSelection> {
     let covered: u64 = runs.iter().map(|n| n.unsigned_abs()).sum();
     if covered > num_rows {
         return Err(SkimError::invalid_argument(
@@ -904,12 +660,12 @@ fn checked_batch_size(batch_size: Option<usize>) -> Result<usize> {
 }
 
 /// A row group's row count; a negative count (corrupt footer) reads as 0.
-fn rows_of(num_rows: i64) -> u64 {
+pub(crate) fn rows_of(num_rows: i64) -> u64 {
     u64::try_from(num_rows).unwrap_or(0)
 }
 
 /// Row counts are bounded by the row group's `i64` row count, which fits `usize` on wasm32 only
 /// below 2^32; larger counts saturate (a row group that large cannot be decoded in 4 GiB anyway).
-fn to_usize(n: u64) -> usize {
+pub(crate) fn to_usize(n: u64) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)
 }

@@ -248,7 +248,8 @@ mod tests {
         };
         let plan = plan_scan(&file, &request).unwrap();
         let task = &plan.tasks[0];
-        let mut decoder = TaskDecoder::try_new(&file, &task.spec).unwrap();
+        let scan = plan.bind(&file).unwrap();
+        let mut decoder = TaskDecoder::try_new(&scan, &task.spec).unwrap();
         let read =
             |r: &Range<u64>| written.slice((r.start - SHIFT) as usize..(r.end - SHIFT) as usize);
         for r in &task.output_ranges {

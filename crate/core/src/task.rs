@@ -60,18 +60,16 @@ use crate::aggregate::{Aggregator, Partial};
 use crate::bytes_cache::ByteCache;
 use crate::column_cache::{filtered_column, memory_size, CachedColumns};
 use crate::error::{Result, SkimError};
-use crate::filter::{eval, Expr, Filter};
+use crate::filter::{eval, Filter};
 use crate::ipc::IpcStream;
 use crate::limits::check_batch;
 use crate::metadata::{check_pushed_range, ParquetFile};
 use crate::page_layout::with_learned_pages;
 use crate::pages::{PageGuard, PageRules};
-use crate::plan::{
-    build_decoder_with_metrics, build_fused_decoder, build_plain_decoder, task_batch_size,
-    task_selection, TaskSpec,
-};
+use crate::plan::TaskSpec;
 use crate::projection::Projection;
 use crate::rebase;
+use crate::scan::BoundScan;
 
 /// What [`TaskDecoder::run`] stopped at.
 #[derive(Debug)]
@@ -199,23 +197,26 @@ impl Capture {
 
 /// A cross-scan miss: the fused decoder, its filter keeping the batches it sees in the capture.
 fn capturing_decoder(
+    scan: &BoundScan,
     file: &ParquetFile,
     spec: &TaskSpec,
     metrics: ArrowReaderMetrics,
 ) -> Result<(ParquetPushDecoder, Arc<Mutex<Capture>>)> {
-    // (An index out of range fails in the decoder's build below.)
+    // (An index out of range fails in the selection below.)
     let rg_rows = file
         .metadata()
         .row_groups()
         .get(spec.row_group_idx)
         .map_or(0, |rg| rg.num_rows());
-    let rows = task_selection(file, spec)?.map_or(rows_of(rg_rows), |s| s.row_count());
+    let rows = scan
+        .selection(spec)?
+        .map_or(rows_of(rg_rows), |s| s.row_count());
     let capture = Arc::new(Mutex::new(Capture::new(
-        spec.column_cache_bytes,
+        scan.spec().column_cache_bytes,
         rows as u64,
     )));
     let keep = Arc::clone(&capture);
-    let decoder = build_fused_decoder(file, spec, metrics, |filter| {
+    let decoder = scan.fused_decoder(file, spec, metrics, |filter| {
         filter.observed_row_filter(file, move |batch| locked(&keep).keep(batch))
     })?;
     Ok((decoder, capture))
@@ -249,22 +250,21 @@ struct CrossScan {
 }
 
 impl CrossScan {
-    /// A cross-scan hit for a task filtered by `expr`, its filter columns `cached` by the worker.
+    /// A cross-scan hit for a task of `scan` filtered by `filter`, its filter columns `cached`
+    /// by the worker; `file` is the scan's file as this task decodes it.
     fn start(
+        scan: &BoundScan,
         file: &ParquetFile,
         spec: &TaskSpec,
-        expr: &Expr,
+        filter: &Filter,
         cached: &CachedColumns,
     ) -> Result<Self> {
-        let filter = Filter::try_new(expr, file)?;
-        let selection = task_selection(file, spec)?;
-        let leaves = filter.leaves();
         Ok(Self {
             file: file.clone(),
             spec: spec.clone(),
-            filter,
-            selection,
-            leaves,
+            filter: filter.clone(),
+            selection: scan.selection(spec)?,
+            leaves: scan.filter_leaves().to_vec(),
             kept: cached.as_ref().clone(),
             masks: Vec::new(),
             from_kept: HashMap::new(),
@@ -274,9 +274,11 @@ impl CrossScan {
     }
 }
 
-/// The task's aggregates, folded as batches are decoded (none: batches go out as IPC).
-fn aggregator(file: &ParquetFile, spec: &TaskSpec) -> Result<Option<Aggregator>> {
-    spec.aggregates
+/// The scan's aggregates, folded as batches are decoded (none: batches go out as IPC).
+fn aggregator(scan: &BoundScan) -> Result<Option<Aggregator>> {
+    let file = scan.file();
+    scan.spec()
+        .aggregates
         .as_deref()
         .map(|specs| {
             Aggregator::try_new(
@@ -289,16 +291,16 @@ fn aggregator(file: &ParquetFile, spec: &TaskSpec) -> Result<Option<Aggregator>>
 }
 
 impl TaskDecoder {
-    /// A decoder for `spec` over `file` (cross-scan path when the spec has a `cacheKey`, with no
-    /// cached columns).
-    pub fn try_new(file: &ParquetFile, spec: &TaskSpec) -> Result<Self> {
-        Self::try_new_cached(file, spec, None)
+    /// A decoder for task `spec` of `scan` (cross-scan path when the spec has a `cacheKey`, with
+    /// no cached columns).
+    pub fn try_new(scan: &BoundScan, spec: &TaskSpec) -> Result<Self> {
+        Self::try_new_cached(scan, spec, None)
     }
 
-    /// A decoder for `spec` over `file`; `cached` are the filter columns the worker's cache holds
-    /// under the spec's `cacheKey`, if any.
+    /// A decoder for task `spec` of `scan`; `cached` are the filter columns the worker's cache
+    /// holds under the spec's `cacheKey`, if any.
     pub fn try_new_cached(
-        file: &ParquetFile,
+        scan: &BoundScan,
         spec: &TaskSpec,
         cached: Option<CachedColumns>,
     ) -> Result<Self> {
@@ -307,37 +309,38 @@ impl TaskDecoder {
         }
         // Checks the chunk sizes, and fits the batch size to `maxBatchBytes` for every decoder.
         let spec = &TaskSpec {
-            batch_size: task_batch_size(file, spec)?,
+            batch_size: scan.batch_size(spec)?,
             ..spec.clone()
         };
         // Chunks without an offset index decode with the pages walked from their headers.
-        let learned = with_learned_pages(file, spec)?;
-        let file = learned.as_ref().unwrap_or(file);
+        let learned = with_learned_pages(scan.file(), spec)?;
+        let file = learned.as_ref().unwrap_or(scan.file());
         // A row group past 4 GiB decodes with lowered offsets (arrow-rs keys pages by `usize`).
         let rebased = rebase::for_row_group(file, spec.row_group_idx)?;
         let (file, base) = rebased
             .as_ref()
             .map_or((file, 0), |(file, base)| (file, *base));
         let metrics = ArrowReaderMetrics::enabled();
-        let projection = Projection::try_new(file, spec.columns.as_deref())?;
+        let projection = scan.projection().clone();
         let stream = IpcStream::try_new(projection.output_schema())?;
-        let (stage, cross, capture) = match (&spec.filter, &spec.cache_key, cached) {
-            (Some(expr), Some(_), Some(cached)) => {
+        let (stage, cross, capture) = match (scan.filter(), &spec.cache_key, cached) {
+            (Some(filter), Some(_), Some(cached)) => {
                 // Not decoded with, but it validates the row group, chunk sizes and filter as
                 // every other path does.
-                build_decoder_with_metrics(file, spec, metrics.clone())?;
-                let cross = CrossScan::start(file, spec, expr, &cached)?;
+                scan.decoder_with_metrics(file, spec, metrics.clone())?;
+                let cross = CrossScan::start(scan, file, spec, filter, &cached)?;
                 (Stage::FromKept, Some(cross), None)
             }
             (Some(_), Some(_), None) => {
-                let (decoder, capture) = capturing_decoder(file, spec, metrics.clone())?;
+                let (decoder, capture) = capturing_decoder(scan, file, spec, metrics.clone())?;
                 (Stage::Decode(decoder), None, Some(capture))
             }
             _ => {
-                let fused = build_decoder_with_metrics(file, spec, metrics.clone())?;
+                let fused = scan.decoder_with_metrics(file, spec, metrics.clone())?;
                 (Stage::Decode(fused), None, None)
             }
         };
+        let limits = &scan.spec().limits;
         let mut decoder = Self {
             file_len: file.file_len(),
             base,
@@ -348,7 +351,7 @@ impl TaskDecoder {
             metrics,
             projection,
             stream: Some(stream),
-            aggregator: aggregator(file, spec)?,
+            aggregator: aggregator(scan)?,
             folded_rows: 0,
             batches: 0,
             batch_size: spec.batch_size.max(1),
@@ -356,14 +359,14 @@ impl TaskDecoder {
             capture,
             metadata: Arc::clone(file.metadata()),
             pages: PageGuard::new(PageRules {
-                max_page_bytes: spec.max_page_bytes,
-                verify_checksums: spec.verify_checksums,
+                max_page_bytes: limits.max_page_bytes,
+                verify_checksums: limits.verify_checksums,
             }),
-            max_batch_bytes: spec.max_batch_bytes,
+            max_batch_bytes: limits.max_batch_bytes,
         };
         if decoder.cross.is_some() {
             decoder.evaluate_kept()?;
-            decoder.start_output()?;
+            decoder.start_output(scan)?;
         }
         Ok(decoder)
     }
@@ -518,7 +521,7 @@ impl TaskDecoder {
 
     /// Step 2: the rows that passed become the output decoder's selection; output columns
     /// wholly among the kept filter columns are taken from them.
-    fn start_output(&mut self) -> Result<()> {
+    fn start_output(&mut self, scan: &BoundScan) -> Result<()> {
         let output_schema = Arc::clone(self.projection.output_schema());
         let cross = self.cross_mut()?;
         for mask in &mut cross.masks {
@@ -586,12 +589,7 @@ impl TaskDecoder {
                 None => passed,
             };
             let mask = ProjectionMask::roots(schema, decode_roots);
-            Stage::Decode(build_plain_decoder(
-                &cross.file,
-                &cross.spec,
-                mask,
-                Some(selection),
-            )?)
+            Stage::Decode(scan.plain_decoder(&cross.file, &cross.spec, mask, Some(selection))?)
         };
         Ok(())
     }

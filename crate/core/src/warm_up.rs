@@ -22,6 +22,7 @@ use crate::ipc::schema_to_ipc;
 use crate::metadata::{LoadStep, MetadataLoader, ParquetFile};
 use crate::plan::{plan_scan, ReadTask, ScanRequest};
 use crate::projection::Projection;
+use crate::scan::BoundScan;
 use crate::summary::FileSummary;
 use crate::task::{TaskDecoder, TaskRun};
 
@@ -68,8 +69,9 @@ pub fn warm_up(depth: Depth) -> Result<u64> {
         if depth == Depth::Plan {
             continue;
         }
+        let scan = BoundScan::try_new(&file, plan.scan.clone())?;
         for task in &plan.tasks {
-            rows += decode(&file, task)?;
+            rows += decode(&scan, task)?;
         }
     }
     Ok(rows)
@@ -105,8 +107,8 @@ fn decodable_columns(file: &ParquetFile) -> Vec<String> {
 }
 
 /// Decodes one task from the embedded bytes, as the scheduler feeds one; returns its rows.
-fn decode(file: &ParquetFile, task: &ReadTask) -> Result<u64> {
-    let mut decoder = TaskDecoder::try_new(file, &task.spec)?;
+fn decode(scan: &BoundScan, task: &ReadTask) -> Result<u64> {
+    let mut decoder = TaskDecoder::try_new(scan, &task.spec)?;
     let slice = |start: u64, end: u64| {
         let bytes = Bytes::from_static(FILE);
         let range = usize::try_from(start).ok()?..usize::try_from(end).ok()?;
@@ -120,7 +122,7 @@ fn decode(file: &ParquetFile, task: &ReadTask) -> Result<u64> {
         })?;
         decoder.push(start..end, data)
     };
-    let prefetch = if task.spec.filter.is_some() {
+    let prefetch = if scan.filter().is_some() {
         &task.filter_ranges
     } else {
         &task.output_ranges

@@ -22,9 +22,10 @@ fn read_all(name: &str) -> Result<u64, SkimError> {
 fn read_bytes(file: &Bytes, mut each: impl FnMut(&[u8])) -> Result<u64, SkimError> {
     let (parquet, _) = open(file, 512 * 1024);
     let plan = plan_scan(&parquet, &ScanRequest::default())?;
+    let scan = plan.bind(&parquet)?;
     let mut rows = 0;
     for task in &plan.tasks {
-        let mut decoder = TaskDecoder::try_new(&parquet, &task.spec)?;
+        let mut decoder = TaskDecoder::try_new(&scan, &task.spec)?;
         for r in task.filter_ranges.iter().chain(&task.output_ranges) {
             let bytes = file.slice(r.start as usize..r.end as usize);
             decoder.push(r.start..r.end, bytes)?;

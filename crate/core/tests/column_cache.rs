@@ -35,6 +35,7 @@ fn run(
     static SCANS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     let scan_id = SCANS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let plan = parquet_skim_core::plan_scan(parquet, request).expect("plan");
+    let scan = plan.bind(parquet).expect("bind");
     let (mut batches, mut asked, mut hits) = (Vec::new(), Vec::new(), 0);
     for task in &plan.tasks {
         let key = task
@@ -44,7 +45,7 @@ fn run(
             .expect("filtered tasks of a keyed file have a key");
         let cached = cache.get(&key, scan_id);
         let hit = cached.is_some();
-        let mut decoder = TaskDecoder::try_new_cached(parquet, &task.spec, cached).expect("task");
+        let mut decoder = TaskDecoder::try_new_cached(&scan, &task.spec, cached).expect("task");
         if !hit {
             for r in &task.filter_ranges {
                 decoder
@@ -155,12 +156,12 @@ fn over_budget_filter_columns_are_not_kept_and_results_do_not_change() {
     let keyed = request("name LIKE '%5%' AND id > 100", "sample@v1");
     // Decoded columns can outgrow the planner's estimate (their pages' bytes): a keyed task
     // whose worker budget is smaller than what it collects keeps nothing.
-    let plan = parquet_skim_core::plan_scan(&parquet, &keyed).expect("plan");
+    let mut plan = parquet_skim_core::plan_scan(&parquet, &keyed).expect("plan");
+    plan.scan.column_cache_bytes = 1024;
+    let bound = plan.bind(&parquet).expect("bind");
     for task in &plan.tasks {
-        let mut task = task.clone();
         assert!(task.spec.cache_key.is_some());
-        task.spec.column_cache_bytes = 1024;
-        let output = common::run_task(&parquet, &file, &task);
+        let output = common::run_task(&bound, &file, task);
         assert!(output.collected.is_none());
         assert!(output.cache_rejected_bytes > 1024);
     }

@@ -185,9 +185,10 @@ fn bloom_filters_prune_row_groups_for_equality_and_in() {
         let plan =
             plan_scan_with(&parquet, &request, &blooms, &PageLayouts::default()).expect("plan");
         assert_eq!(plan.stats.row_groups_pruned_by_bloom, 3, "{sql}");
+        let scan = plan.bind(&parquet).expect("bind");
         let mut ids: Vec<i64> = Vec::new();
         for task in &plan.tasks {
-            let output = run_task(&parquet, &file, task);
+            let output = run_task(&scan, &file, task);
             let reader =
                 arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(output.ipc), None)
                     .expect("ipc");
@@ -245,8 +246,9 @@ fn the_predicate_cache_serves_projected_filter_columns_within_its_budget() {
         request.predicate_cache_bytes = Some(budget);
         let plan = plan_scan(&parquet, &request).expect("plan");
         let (mut ids_out, mut from_cache) = (Vec::new(), 0);
+        let scan = plan.bind(&parquet).expect("bind");
         for task in &plan.tasks {
-            let output = run_task(&parquet, &file, task);
+            let output = run_task(&scan, &file, task);
             from_cache += output.rows_from_cache;
             let reader =
                 arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(output.ipc), None)

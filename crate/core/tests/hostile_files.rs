@@ -32,8 +32,8 @@ use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
 use parquet_skim_core::limits::DEFAULT_MAX_PAGE_BYTES;
 use parquet_skim_core::{
-    plan_scan, LoadStep, MetadataLoader, OpenOptions, ParquetFile, ScanRequest, SkimError,
-    TaskDecoder, TaskRun,
+    plan_scan, DecodeLimits, LoadStep, MetadataLoader, OpenOptions, ParquetFile, ScanRequest,
+    SkimError, TaskDecoder, TaskRun,
 };
 
 const SUITE: &str = "rust-hostile-files";
@@ -91,8 +91,9 @@ fn read_with(file: &Bytes, options: OpenOptions, request: &ScanRequest) -> Resul
     let parquet = open(file, 64 * 1024, options, &mut read.open_reads)?;
     let plan = plan_scan(&parquet, request)?;
     read.planned_batch_size = plan.tasks.first().map_or(0, |t| t.spec.batch_size);
+    let scan = plan.bind(&parquet)?;
     for task in &plan.tasks {
-        let mut decoder = TaskDecoder::try_new(&parquet, &task.spec)?;
+        let mut decoder = TaskDecoder::try_new(&scan, &task.spec)?;
         for r in task.filter_ranges.iter().chain(&task.output_ranges) {
             let range = r.start..r.end;
             decoder.push(range.clone(), bytes_of(file, &range)?)?;
@@ -716,7 +717,10 @@ fn bombs_are_refused_with_too_large() {
                 &file,
                 OpenOptions::default(),
                 &ScanRequest {
-                    max_page_bytes: DEFAULT_MAX_PAGE_BYTES,
+                    limits: DecodeLimits {
+                        max_page_bytes: DEFAULT_MAX_PAGE_BYTES,
+                        ..Default::default()
+                    },
                     ..Default::default()
                 },
             )
@@ -730,7 +734,10 @@ fn bombs_are_refused_with_too_large() {
                 &sample_file(),
                 OpenOptions::default(),
                 &ScanRequest {
-                    max_page_bytes: 1000,
+                    limits: DecodeLimits {
+                        max_page_bytes: 1000,
+                        ..Default::default()
+                    },
                     ..Default::default()
                 },
             )
@@ -773,7 +780,10 @@ fn bombs_are_refused_with_too_large() {
                 &wide,
                 OpenOptions::default(),
                 &ScanRequest {
-                    max_batch_bytes: 1 << 20,
+                    limits: DecodeLimits {
+                        max_batch_bytes: 1 << 20,
+                        ..Default::default()
+                    },
                     ..Default::default()
                 },
             )
@@ -799,7 +809,10 @@ fn bombs_are_refused_with_too_large() {
                 &strings_file(1000, 2, 32 * 1024, true),
                 OpenOptions::default(),
                 &ScanRequest {
-                    max_batch_bytes: 8 << 20,
+                    limits: DecodeLimits {
+                        max_batch_bytes: 8 << 20,
+                        ..Default::default()
+                    },
                     ..Default::default()
                 },
             )
@@ -814,7 +827,10 @@ fn bombs_are_refused_with_too_large() {
                 &wide,
                 OpenOptions::default(),
                 &ScanRequest {
-                    max_batch_bytes: 1000,
+                    limits: DecodeLimits {
+                        max_batch_bytes: 1000,
+                        ..Default::default()
+                    },
                     ..Default::default()
                 },
             )
@@ -848,7 +864,10 @@ fn checksums_are_verified_when_present() {
                 &parquet_testing("datapage_v1-corrupt-checksum.parquet"),
                 OpenOptions::default(),
                 &ScanRequest {
-                    verify_checksums: false,
+                    limits: DecodeLimits {
+                        verify_checksums: false,
+                        ..Default::default()
+                    },
                     ..Default::default()
                 },
             )

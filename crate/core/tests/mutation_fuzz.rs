@@ -199,8 +199,10 @@ fn open_and_plan(file: &Bytes, tail: u64) -> Result<usize, SkimError> {
     };
     let mut tasks = 0;
     for request in [ScanRequest::default(), window] {
-        for task in plan_scan(&parquet, &request)?.tasks {
-            TaskDecoder::try_new(&parquet, &task.spec)?;
+        let plan = plan_scan(&parquet, &request)?;
+        let scan = plan.bind(&parquet)?;
+        for task in plan.tasks {
+            TaskDecoder::try_new(&scan, &task.spec)?;
             tasks += 1;
         }
     }
@@ -213,9 +215,10 @@ fn decode_all(file: &Bytes, request: &ScanRequest) -> Result<u64, SkimError> {
     let parquet = try_open(file, 1 << 20)?;
     let plan = plan_scan(&parquet, request)?;
     let len = file.len() as u64;
+    let scan = plan.bind(&parquet)?;
     let mut rows = 0;
     for task in &plan.tasks {
-        let mut decoder = TaskDecoder::try_new(&parquet, &task.spec)?;
+        let mut decoder = TaskDecoder::try_new(&scan, &task.spec)?;
         let mut asked: Vec<_> = task
             .filter_ranges
             .iter()

@@ -16,7 +16,7 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet_skim_core::bytes_cache::ByteCache;
 use parquet_skim_core::page_layout::PageLayouts;
 use parquet_skim_core::{
-    plan_scan, plan_scan_with, ParquetFile, ReadPlan, ScanRequest, TaskDecoder, TaskRun,
+    plan_scan, plan_scan_with, BoundScan, ParquetFile, ReadPlan, ScanRequest, TaskDecoder, TaskRun,
 };
 
 use common::{open, slice};
@@ -102,8 +102,9 @@ fn run(
 ) -> (Vec<RecordBatch>, u64) {
     let mut fetched = 0;
     let mut batches = Vec::new();
+    let scan = plan.bind(parquet).expect("bind");
     for task in &plan.tasks {
-        let mut decoder = TaskDecoder::try_new(parquet, &task.spec).expect("task");
+        let mut decoder = TaskDecoder::try_new(&scan, &task.spec).expect("task");
         let ranges: Vec<Range<u64>> = task.output_ranges.iter().map(|r| r.start..r.end).collect();
         for r in held.missing(&ranges) {
             fetched += r.end - r.start;
@@ -301,6 +302,7 @@ fn a_header_lying_about_its_rows_fails_the_task_instead_of_reading_the_rest() {
     let (parquet, _) = open(&plain, 64 * 1024);
     let req = request(&["id"], 0, 300);
     let (mut plan, held, _) = walk_and_plan(&parquet, &plain, &req, 3);
+    let scan = BoundScan::try_new(&parquet, plan.scan.clone()).expect("bind");
     let task = &mut plan.tasks[0];
     let pages = &mut task.spec.learned_pages.as_mut().expect("learned")[0];
     // Claim the first page holds all 300 rows: the decoder runs out of pages it has bytes for.
@@ -309,7 +311,7 @@ fn a_header_lying_about_its_rows_fails_the_task_instead_of_reading_the_rest() {
     pages.end = pages.starts[0] + (task.output_ranges[0].end - task.output_ranges[0].start);
     pages.rows = 300;
     task.output_ranges.truncate(1);
-    let mut decoder = TaskDecoder::try_new(&parquet, &task.spec).expect("task");
+    let mut decoder = TaskDecoder::try_new(&scan, &task.spec).expect("task");
     for r in &task.output_ranges {
         decoder
             .push(r.start..r.end, slice(&plain, &(r.start..r.end)))

@@ -293,8 +293,9 @@ fn aggregates_fold_inside_tasks_and_partials_add_up() {
     let plan = plan_scan(&parquet, &request).expect("plan");
     assert_eq!(plan.tasks.len(), 2, "row groups 0 and 1");
     let (mut sum, mut count, mut max, mut min) = (0i128, 0u64, i128::MIN, None::<String>);
+    let scan = plan.bind(&parquet).expect("bind");
     for task in &plan.tasks {
-        let output = run_task(&parquet, &file, task);
+        let output = run_task(&scan, &file, task);
         let partials = output.partials.expect("partials");
         sum += partials[0]
             .value
@@ -337,10 +338,11 @@ fn count_star_reads_no_column_of_its_own() {
     let count: Vec<AggregateSpec> = serde_json::from_str(r#"[{"fn":"count"}]"#).expect("json");
     let total = |request: &ScanRequest| {
         let plan = plan_scan(&parquet, request).expect("plan");
+        let scan = plan.bind(&parquet).expect("bind");
         let rows: u64 = plan
             .tasks
             .iter()
-            .map(|task| run_task(&parquet, &file, task).partials.expect("partials")[0].count)
+            .map(|task| run_task(&scan, &file, task).partials.expect("partials")[0].count)
             .sum();
         (plan, rows)
     };

@@ -3,7 +3,7 @@
 //! - [`open`]: `MetadataLoader`, a file's metadata decoded from the bytes JS pushes in
 //! - [`bindings`]: a decoded file's `#[wasm_bindgen]` API, and the module's free functions;
 //!   thin wrappers over `parquet-skim-core`
-//! - [`task`]: one read task's API
+//! - [`task`]: a scan's API (bound once per scan) and one read task's
 //! - [`worker_cache`]: the worker's cross-scan cache, checked out and in by tasks
 //! - [`args`]: JSON, positions and ranges across the boundary
 //! - [`js_error`]: `SkimError` → a JS `Error` with `name` and a stable `code`

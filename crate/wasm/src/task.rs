@@ -1,15 +1,33 @@
-//! The JS API of one read task: bytes pushed in, `run` until it is done, Arrow IPC out; the
-//! worker's cross-scan cache checked out when it starts and in when it is done.
+//! The JS API of a scan and of one read task. A `Scan` is a plan's scan spec bound to its file,
+//! once per scan on each thread that runs its tasks; a `Task` of it: bytes pushed in, `run` until
+//! it is done, Arrow IPC out; the worker's cross-scan cache checked out when it starts and in
+//! when it is done.
 
 use bytes::Bytes;
 use js_sys::{Array, Object, Reflect, Uint8Array};
-use parquet_skim_core::{TaskDecoder, TaskRun, TaskSpec};
+use parquet_skim_core::{BoundScan, ScanSpec, TaskDecoder, TaskRun, TaskSpec};
 use wasm_bindgen::prelude::*;
 
 use crate::args::{flat, json, parse_json, position};
 use crate::bindings::JsFile;
 use crate::js_error::js_result;
 use crate::worker_cache;
+
+/// A scan of one file, bound once: what its tasks share (columns, filter, aggregates, limits).
+#[wasm_bindgen(js_name = Scan)]
+pub struct JsScan {
+    scan: BoundScan,
+}
+
+#[wasm_bindgen(js_class = Scan)]
+impl JsScan {
+    /// Binds `spec` (the JSON of a plan's `scan`) to `file`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(file: &JsFile, spec: &str) -> Result<JsScan, JsValue> {
+        let spec: ScanSpec = js_result(parse_json("scan", spec))?;
+        js_result(BoundScan::try_new(&file.file, spec)).map(|scan| JsScan { scan })
+    }
+}
 
 /// One read task being decoded.
 #[wasm_bindgen(js_name = Task)]
@@ -22,15 +40,16 @@ pub struct JsTask {
 
 #[wasm_bindgen(js_class = Task)]
 impl JsTask {
-    /// A task of `file`; `spec` is the JSON of a planned task's `spec`.
+    /// A task of `scan`; `spec` is the JSON of a planned task's `spec`.
     #[wasm_bindgen(constructor)]
-    pub fn new(file: &JsFile, spec: &str) -> Result<JsTask, JsValue> {
+    pub fn new(scan: &JsScan, spec: &str) -> Result<JsTask, JsValue> {
         let spec: TaskSpec = js_result(parse_json("task", spec))?;
-        let (cached, evicted) = worker_cache::check_out(&spec);
-        js_result(TaskDecoder::try_new_cached(&file.file, &spec, cached)).map(|decoder| JsTask {
+        let scan = &scan.scan;
+        let (cached, evicted) = worker_cache::check_out(scan.spec(), &spec);
+        js_result(TaskDecoder::try_new_cached(scan, &spec, cached)).map(|decoder| JsTask {
             decoder,
             cache_key: spec.cache_key.clone(),
-            scan_id: spec.scan_id,
+            scan_id: scan.spec().scan_id,
             evicted,
         })
     }

@@ -5,12 +5,12 @@
 use std::cell::RefCell;
 
 use parquet_skim_core::column_cache::{CacheStats, CachedColumns, ColumnCache};
-use parquet_skim_core::{TaskOutput, TaskSpec};
+use parquet_skim_core::{ScanSpec, TaskOutput, TaskSpec};
 use serde::Serialize;
 
 thread_local! {
     /// This thread's (worker's) cross-scan cache of decoded filter columns. Its budget is the
-    /// one the latest task's spec carries (the reader's share per worker).
+    /// one the latest task's scan carries (the reader's share per worker).
     static COLUMN_CACHE: RefCell<ColumnCache> = RefCell::new(ColumnCache::new(0));
 }
 
@@ -28,14 +28,14 @@ pub(crate) struct CacheReport {
     stats: CacheStats,
 }
 
-/// The cached filter columns of `spec`'s key, if the cache holds them; its budget set to the
-/// spec's (the keys evicted by a smaller one are returned, for the report).
-pub(crate) fn check_out(spec: &TaskSpec) -> (Option<CachedColumns>, Vec<String>) {
+/// The cached filter columns of task `spec`'s key, if the cache holds them; its budget set to
+/// the scan's (the keys evicted by a smaller one are returned, for the report).
+pub(crate) fn check_out(scan: &ScanSpec, spec: &TaskSpec) -> (Option<CachedColumns>, Vec<String>) {
     let mut evicted = Vec::new();
     let cached = spec.cache_key.as_deref().and_then(|key| {
         COLUMN_CACHE.with_borrow_mut(|cache| {
-            evicted = cache.set_budget(spec.column_cache_bytes);
-            cache.get(key, spec.scan_id)
+            evicted = cache.set_budget(scan.column_cache_bytes);
+            cache.get(key, scan.scan_id)
         })
     });
     (cached, evicted)

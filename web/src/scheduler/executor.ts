@@ -16,10 +16,23 @@ export interface FileFooter {
   viewTypes: boolean;
 }
 
+/**
+ * A scan of one file as task hosts see it: sent to a host once, before its first task of the scan
+ * (then bound to the file there once), and closed when the scan ends.
+ */
+export interface ScanRef {
+  scanId: number;
+  /** JSON of the plan's `scan`: columns, filter, aggregates, limits, cache budgets. */
+  spec: string;
+  /** The scan has a filter (its tasks read in two phases). */
+  filtered: boolean;
+}
+
 /** One task handed to an executor. */
 export interface TaskJob {
   file: FileFooter;
-  /** JSON of the planned task spec. */
+  scan: ScanRef;
+  /** JSON of the planned task's spec: what differs per task. */
   spec: string;
   /** The spec's cross-scan cache key: the pool prefers the worker that holds it. */
   cacheKey?: string;
@@ -83,8 +96,10 @@ export interface Executor {
    * it from {@link prepare}.
    */
   openFile(file: FileFooter, handle: object): void;
-  /** Forgets a file's footer wherever it was sent. */
+  /** Forgets a file's footer wherever it was sent (and the scans of it). */
   closeFile(fileId: number): void;
+  /** A scan ended: forgets it wherever it was sent. */
+  closeScan(scanId: number): void;
   /** Ends all work; pending tasks reject with `DISPOSED`. */
   dispose(): void;
 }

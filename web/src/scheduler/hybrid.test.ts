@@ -58,6 +58,7 @@ function executors(options: { trapOnPage?: boolean } = {}) {
 
 const job = (spec: string, plannedBytes: number, scanPlannedBytes = 10 * plannedBytes): TaskJob => ({
   file: { fileId: 1, fileLen: 10, starts: [], buffers: [], viewTypes: true },
+  scan: { scanId: 1, spec: '{}', filtered: false },
   spec,
   chunks: [],
   plannedBytes,

@@ -111,6 +111,11 @@ export class HybridExecutor implements Executor {
     this.pool.closeFile(fileId);
   }
 
+  closeScan(scanId: number): void {
+    this.inline.closeScan(scanId);
+    this.pool.closeScan(scanId);
+  }
+
   dispose(): void {
     this.inline.dispose();
     this.pool.dispose();

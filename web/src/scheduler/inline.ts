@@ -18,6 +18,8 @@ export class InlineExecutor implements Executor {
   private host: TaskHost | undefined;
   private readonly hosting: Promise<TaskHost>;
   private readonly opened = new Set<number>();
+  /** Scans shown to the host, and the file each reads. */
+  private readonly scans = new Map<number, number>();
   private readonly cache = new CacheKeys();
   private nextTaskId = 1;
   private disposed = false;
@@ -66,14 +68,13 @@ export class InlineExecutor implements Executor {
       checked(host.handle({ kind: 'openFile', ...file }));
       this.opened.add(file.fileId);
     }
+    const { scan } = job;
+    if (!this.scans.has(scan.scanId)) {
+      host.handle({ kind: 'openScan', scanId: scan.scanId, fileId: file.fileId, spec: scan.spec });
+      this.scans.set(scan.scanId, file.fileId);
+    }
     const taskId = this.nextTaskId++;
-    let response = host.handle({
-      kind: 'runTask',
-      taskId,
-      fileId: file.fileId,
-      spec: job.spec,
-      chunks: job.chunks,
-    });
+    let response = host.handle({ kind: 'runTask', taskId, scanId: scan.scanId, spec: job.spec, chunks: job.chunks });
     const check = (answer: HostResponse | undefined): HostResponse | undefined => {
       if (answer?.kind === 'failed') {
         if (answer.error.name === 'RuntimeError') this.trapped = true;
@@ -128,6 +129,11 @@ export class InlineExecutor implements Executor {
   closeFile(fileId: number): void {
     this.host?.handle({ kind: 'closeFile', fileId });
     this.opened.delete(fileId);
+    for (const [scanId, scanFile] of this.scans) if (scanFile === fileId) this.scans.delete(scanId);
+  }
+
+  closeScan(scanId: number): void {
+    if (this.scans.delete(scanId)) this.host?.handle({ kind: 'closeScan', scanId });
   }
 
   dispose(): void {

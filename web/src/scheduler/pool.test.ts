@@ -56,6 +56,7 @@ const module = Promise.resolve({} as WebAssembly.Module);
 function job(overrides: Partial<TaskJob> = {}): TaskJob {
   return {
     file,
+    scan: { scanId: 7, spec: '{}', filtered: false },
     spec: '{}',
     chunks: [],
     plannedBytes: 10,
@@ -119,6 +120,42 @@ describe('WorkerPool', () => {
     pool.dispose();
   });
 
+  it('sends a scan to a worker once, with its first task there, and closes it where it went', async () => {
+    const pool = new WorkerPool(2, module);
+    await tick();
+    const scan = { scanId: 11, spec: '{"columns":["a"]}', filtered: false };
+    const first = pool.run(job({ scan, spec: '{"taskIdx":0}' }));
+    const second = pool.run(job({ scan, spec: '{"taskIdx":1}' }));
+    await tick();
+    const opens = () => FakeWorker.all.flatMap((w) => w.posted).filter((m) => m.kind === 'openScan');
+    // Each worker that runs one of its tasks gets the scan once, before that task.
+    expect(opens()).toHaveLength(2);
+    expect(opens()[0]).toEqual({ kind: 'openScan', scanId: 11, fileId: 1, spec: scan.spec });
+    for (const worker of FakeWorker.all) {
+      const kinds = worker.posted.map((m) => m.kind);
+      expect(kinds.indexOf('openScan')).toBeLessThan(kinds.indexOf('runTask'));
+      worker.answer(done(worker.tasks()[0]?.taskId ?? -1));
+    }
+    await Promise.all([first, second]);
+    // A third task on a worker that has the scan: no second openScan.
+    const third = pool.run(job({ scan, spec: '{"taskIdx":2}' }));
+    await tick();
+    expect(opens()).toHaveLength(2);
+    const ran = FakeWorker.all.find((w) => w.tasks().length === 2) as FakeWorker;
+    ran.answer(done(ran.tasks()[1]?.taskId ?? -1));
+    await third;
+    pool.closeScan(11);
+    const closes = FakeWorker.all.flatMap((w) => w.posted).filter((m) => m.kind === 'closeScan');
+    expect(closes).toEqual([
+      { kind: 'closeScan', scanId: 11 },
+      { kind: 'closeScan', scanId: 11 },
+    ]);
+    // Closing again posts nothing.
+    pool.closeScan(11);
+    expect(FakeWorker.all.flatMap((w) => w.posted).filter((m) => m.kind === 'closeScan')).toHaveLength(2);
+    pool.dispose();
+  });
+
   it('settles each task once: a late or repeated answer is ignored', async () => {
     const pool = new WorkerPool(1, module);
     await tick();
@@ -126,9 +163,9 @@ describe('WorkerPool', () => {
     expect(worker.posted[0]?.kind).toBe('init');
     const result = pool.run(job());
     const [task] = worker.tasks();
-    expect(task?.fileId).toBe(1);
-    // The footer went first: the worker had not seen the file.
-    expect(worker.posted.map((m) => m.kind)).toEqual(['init', 'openFile', 'runTask']);
+    expect(task?.scanId).toBe(7);
+    // The footer went first, then the scan: the worker had seen neither.
+    expect(worker.posted.map((m) => m.kind)).toEqual(['init', 'openFile', 'openScan', 'runTask']);
     worker.answer(done(task?.taskId ?? -1));
     worker.answer(done(task?.taskId ?? -1));
     worker.answer({ kind: 'failed', taskId: task?.taskId ?? -1, error: { name: 'Error', message: 'late' } });
@@ -164,7 +201,11 @@ describe('WorkerPool', () => {
     await tick();
     const result = pool.run(job());
     for (let i = 0; i < 3; i++) (FakeWorker.all[i] as FakeWorker).crash('cannot load');
-    await expect(result).rejects.toMatchObject({ code: 'WORKER_CRASHED' });
+    // Not blamed on the task (it never ran): the error says the workers did not start.
+    await expect(result).rejects.toMatchObject({
+      code: 'WORKER_CRASHED',
+      message: expect.stringContaining('failed to start'),
+    });
     await expect(pool.run(job())).rejects.toMatchObject({ code: 'WORKER_CRASHED' });
     expect(FakeWorker.all).toHaveLength(3);
   });

@@ -16,7 +16,8 @@
  * - `dispose()` terminates every worker and rejects every queued and running job (`DISPOSED`).
  *
  * Footers are sent to a worker the first time it runs a task of a file (copied: each worker
- * needs its own); task chunks are transferred.
+ * needs its own), and a scan the first time it runs a task of that scan (bound to the file there
+ * once; a task then carries only what differs per task); task chunks are transferred.
  */
 import { abortReason, ParquetSkimError, toSkimError } from '../errors.js';
 import { type HostRequest, type HostResponse, ownedChunks, transferablesOf } from '../worker/protocol.js';
@@ -44,6 +45,8 @@ interface Slot {
   /** Frees what starting the worker took (a cross-origin script's `blob:` shim). */
   release(): void;
   files: Set<number>;
+  /** Scans the worker has been sent (`openScan`), and the file each reads. */
+  scans: Map<number, number>;
   /** Tasks living in this worker, decoding or waiting for bytes. */
   jobs: Job[];
   /** What the worker's cross-scan cache holds. */
@@ -214,7 +217,15 @@ export class WorkerPool implements Executor {
   closeFile(fileId: number): void {
     this.files.delete(fileId);
     for (const slot of this.slots) {
+      // The worker forgets the file's scans with it.
+      for (const [scanId, scanFile] of slot.scans) if (scanFile === fileId) slot.scans.delete(scanId);
       if (slot.files.delete(fileId)) this.post(slot, { kind: 'closeFile', fileId });
+    }
+  }
+
+  closeScan(scanId: number): void {
+    for (const slot of this.slots) {
+      if (slot.scans.delete(scanId)) this.post(slot, { kind: 'closeScan', scanId });
     }
   }
 
@@ -234,7 +245,15 @@ export class WorkerPool implements Executor {
   private spawn(): Slot {
     const { worker, release } = startWorker(this.options.workerUrl);
     this.workersStarted += 1;
-    const slot: Slot = { worker, release, files: new Set(), jobs: [], cache: new CacheKeys(), ready: false };
+    const slot: Slot = {
+      worker,
+      release,
+      files: new Set(),
+      scans: new Map(),
+      jobs: [],
+      cache: new CacheKeys(),
+      ready: false,
+    };
     worker.onmessage = (event: MessageEvent<HostResponse>) => this.onMessage(slot, event.data);
     worker.onerror = (event) => {
       event.preventDefault();
@@ -314,17 +333,21 @@ export class WorkerPool implements Executor {
     job.slot = slot;
     job.posted = true;
     job.taskId = this.nextTaskId++;
-    const { file, spec } = job.task;
+    const { file, scan, spec } = job.task;
     if (!slot.files.has(file.fileId)) {
       this.post(slot, { kind: 'openFile', ...file });
       slot.files.add(file.fileId);
+    }
+    if (!slot.scans.has(scan.scanId)) {
+      this.post(slot, { kind: 'openScan', scanId: scan.scanId, fileId: file.fileId, spec: scan.spec });
+      slot.scans.set(scan.scanId, file.fileId);
     }
     // Chunks are transferred, so a retry starts with none and asks for what it needs.
     const chunks = ownedChunks(job.task.chunks);
     job.task.chunks = [];
     this.post(
       slot,
-      { kind: 'runTask', taskId: job.taskId, fileId: file.fileId, spec, chunks },
+      { kind: 'runTask', taskId: job.taskId, scanId: scan.scanId, spec, chunks },
       transferablesOf(chunks),
     );
   }
@@ -411,7 +434,8 @@ export class WorkerPool implements Executor {
   /**
    * Replaces a crashed worker. The task that trapped (`culprit`, when the worker named it; all of
    * its tasks otherwise) is retried once, then fails with `WORKER_CRASHED`; its other task goes
-   * back to the queue as it was.
+   * back to the queue as it was. A worker that crashed before it was ready blames no task: its
+   * jobs wait for a worker that starts, and {@link MAX_START_FAILURES} in a row give up.
    */
   private onCrash(slot: Slot, reason: string, culprit: number | null = null): void {
     if (!this.slots.includes(slot)) return;
@@ -422,10 +446,13 @@ export class WorkerPool implements Executor {
         return;
       }
     }
+    // A worker that never started never ran its tasks: they are not to blame (the start failures
+    // above bound the retries), and they go back to the queue as they were.
+    const started = slot.ready;
     const jobs = this.replace(slot);
     for (const job of jobs.reverse()) {
       if (job.settled) continue;
-      const blamed = culprit === null || culprit === job.taskId;
+      const blamed = started && (culprit === null || culprit === job.taskId);
       if (!blamed || job.attempts === 0) {
         if (blamed) job.attempts = 1;
         this.queue.unshift(job);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { IoQueue, type RangeReader } from '../io/io-queue.js';
-import type { Executor, FileFooter, TaskJob, TaskResult } from './executor.js';
+import type { Executor, FileFooter, ScanRef, TaskJob, TaskResult } from './executor.js';
 import {
   DecodedAhead,
   type PhaseCosts,
@@ -12,6 +12,8 @@ import {
 } from './scheduler.js';
 
 const FOOTER: FileFooter = { fileId: 1, fileLen: 1 << 22, starts: [], buffers: [], viewTypes: true };
+const UNFILTERED: ScanRef = { scanId: 1, spec: '{}', filtered: false };
+const FILTERED: ScanRef = { scanId: 2, spec: '{"filter":{"op":"true"}}', filtered: true };
 
 /** A reader over a file whose byte i is i % 256, recording each request. */
 function recordingReader() {
@@ -35,6 +37,7 @@ function fakeExecutor(
 ) {
   const started: number[] = [];
   const jobs: TaskJob[] = [];
+  const closed: number[] = [];
   const executor: Executor = {
     concurrency: 2,
     tasksAlive: options.tasksAlive ?? 4,
@@ -57,20 +60,24 @@ function fakeExecutor(
     cachedBytes: () => 0,
     openFile() {},
     closeFile() {},
+    closeScan(scanId) {
+      closed.push(scanId);
+    },
     dispose() {},
   };
-  return { executor, started, jobs };
+  return { executor, started, jobs, closed };
 }
 
 const task = (i: number, ranges: { filter?: Array<[number, number]>; output?: Array<[number, number]> }) =>
   ({
-    spec: { taskIdx: i, rowGroupIdx: i, filter: ranges.filter === undefined ? null : { op: 'true' }, batchSize: 1024 },
+    spec: { taskIdx: i, rowGroupIdx: i, batchSize: 1024 },
     filterRanges: (ranges.filter ?? []).map(([start, end]) => ({ start, end })),
     outputRanges: (ranges.output ?? []).map(([start, end]) => ({ start, end })),
     rowsScanned: 1,
   }) as PlannedTask;
 
 const plan = (tasks: PlannedTask[], limit: number | null = null): ReadPlan => ({
+  scan: { filter: tasks.some((t) => t.filterRanges.length > 0) ? { op: 'true' } : null },
   tasks,
   rows: null,
   offset: 0,
@@ -96,6 +103,7 @@ const costs = (): PhaseCosts => ({
 function context(executor: Executor, reader: RangeReader, overrides: Partial<ScanContext> = {}): ScanContext {
   return {
     file: FOOTER,
+    scan: UNFILTERED,
     reader,
     io: new IoQueue({ gapBytes: 0 }),
     executor,
@@ -165,7 +173,7 @@ describe('runPlan', () => {
       ],
       output: [[100, 300]],
     });
-    const ctx = context(executor, reader);
+    const ctx = context(executor, reader, { scan: FILTERED });
     for await (const _ of runPlan(plan([t]), ctx)) {
       // drain
     }
@@ -186,7 +194,7 @@ describe('runPlan', () => {
       ],
       output: [[100, 300]],
     });
-    const ctx = context(executor, reader, { prefetchOutputBytes: 0 });
+    const ctx = context(executor, reader, { prefetchOutputBytes: 0, scan: FILTERED });
     for await (const _ of runPlan(plan([t]), ctx)) {
       // drain
     }
@@ -244,15 +252,32 @@ describe('runPlan', () => {
     expect(prepared).toEqual([[200, 0]]);
   });
 
-  it('stops fetching and decoding when the consumer returns early', async () => {
+  it('stops fetching and decoding when the consumer returns early, and closes the scan', async () => {
     const { reader } = recordingReader();
-    const { executor, started } = fakeExecutor({ tasksAlive: 2, delayMs: () => 5 });
+    const { executor, started, jobs, closed } = fakeExecutor({ tasksAlive: 2, delayMs: () => 5 });
     const tasks = Array.from({ length: 20 }, (_, i) => task(i, { output: [[i * 1000, i * 1000 + 10]] }));
     for await (const result of runPlan(plan(tasks), context(executor, reader))) {
       if (result.rows === 1) break;
     }
     await new Promise((resolve) => setTimeout(resolve, 30));
     expect(started.length).toBeLessThan(20);
+    // Every task went with the scan's reference (its spec sent once per host), then closed once.
+    expect(new Set(jobs.map((j) => j.scan.scanId))).toEqual(new Set([UNFILTERED.scanId]));
+    expect(closed).toEqual([UNFILTERED.scanId]);
+  });
+
+  it('sends a task only what differs per task: the scan is its own reference', async () => {
+    const { reader } = recordingReader();
+    const { executor, jobs, closed } = fakeExecutor();
+    const tasks = [0, 1].map((i) => task(i, { filter: [[i * 1000, i * 1000 + 100]] }));
+    for await (const _ of runPlan(plan(tasks), context(executor, reader, { scan: FILTERED }))) {
+      // drain
+    }
+    for (const job of jobs) {
+      expect(job.scan).toBe(FILTERED);
+      expect(Object.keys(JSON.parse(job.spec) as object)).not.toContain('filter');
+    }
+    expect(closed).toEqual([FILTERED.scanId]);
   });
 });
 

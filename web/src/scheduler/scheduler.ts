@@ -17,14 +17,14 @@ import type { ByteRange } from '../io/coalesce.js';
 import { takeHeld } from '../io/held.js';
 import type { IoCost, IoQueue, RangeReader } from '../io/io-queue.js';
 import type { Chunk } from '../worker/protocol.js';
-import type { Executor, FileFooter, TaskResult } from './executor.js';
+import type { Executor, FileFooter, ScanRef, TaskResult } from './executor.js';
 
 /** A planned task, as the core's planner returns it. */
 export interface PlannedTask {
+  /** What differs per task (the plan's `scan` holds what its tasks share). */
   spec: {
     taskIdx: number;
     rowGroupIdx: number;
-    filter: unknown | null;
     batchSize: number;
     /** Filtered tasks of a file with an identity: its worker cross-scan cache entry. */
     cacheKey?: string | null;
@@ -52,6 +52,8 @@ export interface PlanStats {
 
 /** A scan plan, as the core's planner returns it. */
 export interface ReadPlan {
+  /** What every task shares: columns, filter, aggregates, limits (sent to each host once). */
+  scan: { filter?: unknown | null };
   tasks: PlannedTask[];
   /** Rows the scan returns, when known (no filter). */
   rows: number | null;
@@ -75,6 +77,8 @@ export interface PhaseCosts {
  */
 export interface ScanPart {
   file: FileFooter;
+  /** The plan's scan, as task hosts get it (see {@link scanRef}). */
+  scan: ScanRef;
   reader: RangeReader;
   tasks: readonly PlannedTask[];
   /** Bytes read before planning (page headers walked): tasks take them instead of fetching. */
@@ -130,6 +134,14 @@ export const SMALL_TASK_BYTES = 1024 * 1024;
 /** Most planned bytes of the tasks sharing one read. */
 export const SHARED_READ_BYTES = 4 * 1024 * 1024;
 
+let nextScanRef = 1;
+
+/** `plan`'s scan as task hosts get it: an id of its own, and its spec as JSON. */
+export function scanRef(plan: ReadPlan): ScanRef {
+  const filtered = plan.scan.filter !== undefined && plan.scan.filter !== null;
+  return { scanId: nextScanRef++, spec: JSON.stringify(plan.scan), filtered };
+}
+
 /** Bytes `ranges` cover. */
 const rangeBytes = (ranges: readonly ByteRange[]): number => ranges.reduce((sum, r) => sum + r.end - r.start, 0);
 
@@ -172,6 +184,8 @@ export async function* runParts(
   // Every task known so far, in scan order, with its part and planned bytes (consulted by the
   // bounds below on every launch).
   const known: Array<{ part: ScanPart; task: PlannedTask; bytes: number }> = [];
+  // Parts pulled so far: their scans are closed wherever they were sent when this one ends.
+  const pulled: ScanPart[] = [];
   let exhausted = false;
   let scanPlannedBytes = 0;
   const pull = async (): Promise<boolean> => {
@@ -183,6 +197,7 @@ export async function* runParts(
       }
       const part = next.value;
       if (part.tasks.length === 0) continue;
+      pulled.push(part);
       for (const task of part.tasks) {
         const bytes = bytesOf(task);
         scanPlannedBytes += bytes;
@@ -214,7 +229,7 @@ export async function* runParts(
         if (!shared.has(index)) {
           const group = sharedReadGroup(known, index, context);
           if (group.indexes.length > 1) {
-            const phase = readsOf(task, context).phase;
+            const phase = readsOf(part, task, context).phase;
             const read = context.io.read(part.reader, group.ranges, signal, part.cost[phase]);
             read.catch(() => undefined);
             for (const k of group.indexes) shared.set(k, read);
@@ -250,6 +265,7 @@ export async function* runParts(
     if (launched > 0 && running.some((p) => p !== undefined)) {
       internal.abort(new DOMException('scan ended early', 'AbortError'));
     }
+    for (const part of pulled) context.executor.closeScan(part.scan.scanId);
   }
 }
 
@@ -306,10 +322,11 @@ export class DecodedAhead {
  * cross-scan cache holds are not fetched at all: the task goes to that worker.
  */
 function readsOf(
+  part: ScanPart,
   task: PlannedTask,
   context: SchedulerContext,
 ): { ranges: ByteRange[]; phase: 'filter' | 'output'; outputBytes: number; speculate: boolean } {
-  const filtered = task.spec.filter !== null;
+  const { filtered } = part.scan;
   const cacheKey = task.spec.cacheKey ?? undefined;
   const cached = cacheKey !== undefined && context.executor.holds(cacheKey);
   const outputBytes = rangeBytes(task.outputRanges);
@@ -337,7 +354,7 @@ function sharedReadGroup(
   context: SchedulerContext,
 ): { indexes: number[]; ranges: ByteRange[] } {
   const start = known[first] as (typeof known)[number];
-  const ranges = [...readsOf(start.task, context).ranges];
+  const ranges = [...readsOf(start.part, start.task, context).ranges];
   const indexes = [first];
   if (start.bytes >= SMALL_TASK_BYTES || ranges.length === 0 || (start.part.held?.length ?? 0) > 0) {
     return { indexes, ranges };
@@ -347,7 +364,7 @@ function sharedReadGroup(
   for (let k = first + 1; k < known.length; k++) {
     const next = known[k] as (typeof known)[number];
     if (next.part !== start.part || next.bytes >= SMALL_TASK_BYTES || bytes + next.bytes > SHARED_READ_BYTES) break;
-    const wanted = readsOf(next.task, context).ranges;
+    const wanted = readsOf(next.part, next.task, context).ranges;
     if (wanted.length === 0) break;
     const joined = context.io.requestsFor([...ranges, ...wanted]).length;
     if (joined > requests) break;
@@ -370,7 +387,7 @@ async function runTask(
 ): Promise<TaskResult> {
   const { io } = context;
   const { reader, cost } = part;
-  const { ranges, phase, outputBytes, speculate } = readsOf(task, context);
+  const { ranges, phase, outputBytes, speculate } = readsOf(part, task, context);
   const from = shared === undefined ? (part.held ?? []) : await shared;
   const { chunks, missing } = takeHeld(ranges, from);
   chunks.push(...(await io.read(reader, missing, signal, cost[phase])));
@@ -383,6 +400,7 @@ async function runTask(
   const cacheKey = task.spec.cacheKey ?? undefined;
   return context.executor.run({
     file: part.file,
+    scan: part.scan,
     spec: JSON.stringify(task.spec),
     ...(cacheKey !== undefined ? { cacheKey } : {}),
     chunks,

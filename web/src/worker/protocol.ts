@@ -19,7 +19,14 @@ export type HostRequest =
   | { kind: 'init'; module: WebAssembly.Module; warmUp: boolean }
   | { kind: 'openFile'; fileId: number; fileLen: number; starts: number[]; buffers: Uint8Array[]; viewTypes: boolean }
   | { kind: 'closeFile'; fileId: number }
-  | { kind: 'runTask'; taskId: number; fileId: number; spec: string; chunks: Chunk[] }
+  /**
+   * A scan of an open file: `spec` is the JSON of its plan's `scan` (columns, filter, aggregates,
+   * limits), bound to the file once here; its tasks then carry only what differs per task.
+   */
+  | { kind: 'openScan'; scanId: number; fileId: number; spec: string }
+  | { kind: 'closeScan'; scanId: number }
+  /** `spec`: the JSON of a planned task's `spec` (row group, rows, batch size, cache key). */
+  | { kind: 'runTask'; taskId: number; scanId: number; spec: string; chunks: Chunk[] }
   | { kind: 'pushChunks'; taskId: number; chunks: Chunk[] }
   /** Forget a task that will not be finished (aborted, or its bytes could not be read). */
   | { kind: 'dropTask'; taskId: number };

@@ -3,14 +3,15 @@
  * messages travel.
  *
  * It keeps the files a scan has shown it (rebuilt from footer bytes with the same metadata
- * decoder as the main thread) and the running tasks. `runTask` pushes the prefetched chunks and
+ * decoder as the main thread), the scans of them (each bound to its file once, by `openScan`:
+ * columns resolved, filter typed) and the running tasks. `runTask` pushes the prefetched chunks and
  * decodes. With a filter, arrow-rs then asks for the output pages holding the rows that passed
  * (phase 2 of the two-phase I/O, unless they were prefetched): the host answers `needs`, and the
  * scheduler follows up with `pushChunks`. Decoding, projection and IPC encoding of a batch all
  * happen here, in one pass, on one thread.
  */
 import { serializeError } from '../errors.js';
-import type { ParquetFileHandle, Task } from '../wasm/parquet_skim_wasm.js';
+import type { ParquetFileHandle, Scan, Task } from '../wasm/parquet_skim_wasm.js';
 import { type Wasm, wasmMemoryBytes } from '../wasm-loader.js';
 import type { CacheReport, Chunk, HostRequest, HostResponse } from './protocol.js';
 
@@ -23,6 +24,10 @@ export class TaskHost {
   private readonly borrowed = new Set<number>();
   /** Footers that failed to decode: the error is each of that file's tasks' answer. */
   private readonly failedOpens = new Map<number, unknown>();
+  /** Open scans, and the file each reads. */
+  private readonly scans = new Map<number, { scan: Scan; fileId: number }>();
+  /** Scans that could not be bound (or whose file could not be opened): each task's answer. */
+  private readonly failedScans = new Map<number, { error: unknown; fileId: number }>();
   private readonly tasks = new Map<number, Task>();
   /** Time spent in each running task's calls so far (a two-phase task takes two or more). */
   private readonly taskMs = new Map<number, number>();
@@ -82,21 +87,30 @@ export class TaskHost {
         if (!this.borrowed.delete(request.fileId)) this.files.get(request.fileId)?.free();
         this.files.delete(request.fileId);
         this.failedOpens.delete(request.fileId);
+        for (const [scanId, open] of [...this.scans, ...this.failedScans]) {
+          if (open.fileId === request.fileId) this.closeScan(scanId);
+        }
+        return undefined;
+      case 'openScan':
+        this.openScan(request.scanId, request.fileId, request.spec);
+        return undefined;
+      case 'closeScan':
+        this.closeScan(request.scanId);
         return undefined;
       case 'runTask':
         return this.guard(request.taskId, () => {
-          const file = this.files.get(request.fileId);
-          if (file === undefined) {
+          const scan = this.scans.get(request.scanId)?.scan;
+          if (scan === undefined) {
             throw (
-              this.failedOpens.get(request.fileId) ??
-              new Error(`task ${request.taskId} names unknown file ${request.fileId}`)
+              this.failedScans.get(request.scanId)?.error ??
+              new Error(`task ${request.taskId} names unknown scan ${request.scanId}`)
             );
           }
           this.tasksSeen = true;
           this.taskStartedAt.set(request.taskId, performance.timeOrigin + performance.now());
           // Building the task (spec, projection, decoder) counts as its decode time too.
           const building = performance.now();
-          const task = new this.wasm.Task(file, request.spec);
+          const task = new this.wasm.Task(scan, request.spec);
           this.taskMs.set(request.taskId, performance.now() - building);
           this.tasks.set(request.taskId, task);
           return this.push(request.taskId, task, request.chunks);
@@ -110,6 +124,30 @@ export class TaskHost {
           if (task === undefined) throw new Error(`no running task ${request.taskId}`);
           return this.push(request.taskId, task, request.chunks);
         });
+    }
+  }
+
+  /** Binds a scan to its file (once); a failure is kept as the answer of the scan's tasks. */
+  private openScan(scanId: number, fileId: number, spec: string): void {
+    if (this.scans.has(scanId) || this.failedScans.has(scanId)) return;
+    const file = this.files.get(fileId);
+    try {
+      if (file === undefined)
+        throw this.failedOpens.get(fileId) ?? new Error(`scan ${scanId} names unknown file ${fileId}`);
+      this.scans.set(scanId, { scan: new this.wasm.Scan(file, spec), fileId });
+    } catch (error) {
+      this.failedScans.set(scanId, { error, fileId });
+    }
+  }
+
+  private closeScan(scanId: number): void {
+    const open = this.scans.get(scanId);
+    this.scans.delete(scanId);
+    this.failedScans.delete(scanId);
+    try {
+      open?.scan.free();
+    } catch {
+      // After a trap the handle may be unusable: the pool replaces this worker anyway.
     }
   }
 

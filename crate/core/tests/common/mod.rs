@@ -14,8 +14,8 @@ use bytes::Bytes;
 use parquet::arrow::ArrowWriter;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet_skim_core::{
-    plan_scan, LoadStep, MetadataLoader, ParquetFile, ReadTask, ScanRequest, TaskDecoder,
-    TaskOutput, TaskRun,
+    plan_scan, BoundScan, LoadStep, MetadataLoader, ParquetFile, ReadTask, ScanRequest,
+    TaskDecoder, TaskOutput, TaskRun,
 };
 
 pub const ROWS: i64 = 10_000;
@@ -123,11 +123,12 @@ pub fn scan_with_io(
     let mut extra = Vec::new();
     let mut skip = plan.offset as usize;
     let mut left = plan.limit.map_or(usize::MAX, |l| l as usize);
+    let scan = plan.bind(parquet).expect("bind");
     for task in &plan.tasks {
         if left == 0 {
             break;
         }
-        let mut decoder = TaskDecoder::try_new(parquet, &task.spec).expect("task");
+        let mut decoder = TaskDecoder::try_new(&scan, &task.spec).expect("task");
         let pushed = task
             .filter_ranges
             .iter()
@@ -212,8 +213,8 @@ impl Rng {
 }
 
 /// Runs one planned task from all its planned bytes; panics if it asks for more.
-pub fn run_task(parquet: &ParquetFile, file: &Bytes, task: &ReadTask) -> TaskOutput {
-    let mut decoder = TaskDecoder::try_new(parquet, &task.spec).expect("task");
+pub fn run_task(scan: &BoundScan, file: &Bytes, task: &ReadTask) -> TaskOutput {
+    let mut decoder = TaskDecoder::try_new(scan, &task.spec).expect("task");
     for r in task.filter_ranges.iter().chain(&task.output_ranges) {
         decoder
             .push(r.start..r.end, slice(file, &(r.start..r.end)))
