@@ -5,6 +5,8 @@
 #                        published build; or a comma list of crate/wasm features for a slimmer
 #                        build, e.g. `snappy,zstd` (README.md, Size).
 #   WASM_OUT_DIR         where the .wasm and its glue go (default web/src/wasm).
+#   PARQUET_SKIM_TEST_HOOKS=1  add the crate's `test-hooks` feature: the browser tests' second
+#                        build only (tests/.cache/wasm-test-hooks), never the package's.
 #   PARQUET_SKIM_KEEP_NAMES=1  keep the name section: function names in CPU profiles (profiling
 #                        builds only; 0.12 MB more brotli).
 #
@@ -20,6 +22,9 @@ features=()
 if [ "$codecs" != all ]; then
   features=(--no-default-features --features "$codecs")
 fi
+if [ "${PARQUET_SKIM_TEST_HOOKS:-0}" = 1 ]; then
+  features+=(--features test-hooks)
+fi
 out=${WASM_OUT_DIR:-web/src/wasm}
 cargo build --release --locked --target wasm32-unknown-unknown -p parquet-skim-wasm "${features[@]}"
 # --omit-default-module-path: the glue's fallback `new URL('…_bg.wasm', import.meta.url)` would
@@ -29,4 +34,4 @@ strip=(--remove-name-section)
 wasm-bindgen --target web --out-dir "$out" --out-name parquet_skim_wasm \
   "${strip[@]}" --remove-producers-section --omit-default-module-path \
   "${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/parquet_skim_wasm.wasm"
-echo "wasm ($codecs): $(stat -c %s "$out/parquet_skim_wasm_bg.wasm") bytes"
+echo "wasm ($codecs${PARQUET_SKIM_TEST_HOOKS:+, test hooks}): $(stat -c %s "$out/parquet_skim_wasm_bg.wasm") bytes"

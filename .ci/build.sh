@@ -4,6 +4,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/setup.sh
+# The browser tests' second core, with test hooks (a task that traps on purpose): loaded by the
+# tests that need it through `wasmUrl`; the package never ships them. Built first, and only when
+# the Rust sources changed since: cargo keeps one cdylib per crate, so building it last would make
+# the next build relink the package's core.
+hooks=tests/.cache/wasm-test-hooks/parquet_skim_wasm_bg.wasm
+if [ ! -f "$hooks" ] || [ -n "$(find crate Cargo.toml Cargo.lock .ci/build-wasm.sh -newer "$hooks" -print -quit)" ]; then
+  PARQUET_SKIM_TEST_HOOKS=1 WASM_OUT_DIR=tests/.cache/wasm-test-hooks bash .ci/build-wasm.sh
+fi
 bash .ci/build-wasm.sh
 
 echo "build: npm package (web/dist: type declarations, then the bundles)"

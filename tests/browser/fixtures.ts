@@ -25,6 +25,8 @@ export const test = base.extend<{ harness: Page }, { server: Server }>({
           '/data/': parquetTestingDir,
           '/sample/': path.join(cacheDir, 'data'),
           '/ref/': path.join(cacheDir, 'conformance'),
+          // The core built with test hooks (.ci/build.sh): for `wasmUrl` in the tests that inject faults.
+          '/test-hooks/': path.join(cacheDir, 'wasm-test-hooks'),
         },
       });
       await use(server);

@@ -2,8 +2,8 @@
  * A worker that traps is replaced, its task retried once, and then the scan fails with a typed
  * error while the pool stays whole. No known input panics any more (crate/patches/parquet fixed
  * the last arrow-rs panics the fuzzers found), so the panic is injected: the page rewrites the
- * first task's spec on its way to the worker to set `panicForTest`, and the core panics as that
- * task starts. Everything after that is real: the panic hook, the WebAssembly trap
+ * first task's spec on its way to the worker to set `panicForTest`, and the core — the build with
+ * test hooks (`wasmUrl`; the package's own build refuses the field) — panics as that task starts. Everything after that is real: the panic hook, the WebAssembly trap
  * (`unreachable`), the worker's death, its replacement and the retry.
  */
 import { recordCase } from '../support/robustness.ts';
@@ -13,7 +13,11 @@ test('a trapping worker is replaced and retried once, then the scan fails with W
   const result = await harness.evaluate(async () => {
     const { skim, describeError } = window.harness;
     // Every task to a worker (none decoded on the page), even this small file's.
-    const reader = await skim.createReader({ workers: 2, inlineTaskBytes: 0 });
+    const reader = await skim.createReader({
+      workers: 2,
+      inlineTaskBytes: 0,
+      wasmUrl: '/test-hooks/parquet_skim_wasm_bg.wasm',
+    });
     const file = await reader.open('/data/alltypes_tiny_pages.parquet');
     const post = Worker.prototype.postMessage;
     let injected = 0;
@@ -71,6 +75,40 @@ test('a trapping worker is replaced and retried once, then the scan fails with W
   expect(result.replaced).toBe(2);
   expect(result.workers).toBe(2);
   expect(result.rows).toBe(7300);
+});
+
+test('the package’s own core has no test hooks: an injected panicForTest is refused, nothing traps', async ({
+  harness,
+}) => {
+  const result = await harness.evaluate(async () => {
+    const { skim, describeError } = window.harness;
+    const reader = await skim.createReader({ workers: 2, inlineTaskBytes: 0 });
+    const file = await reader.open('/data/alltypes_tiny_pages.parquet');
+    const post = Worker.prototype.postMessage;
+    Worker.prototype.postMessage = function (this: Worker, message: unknown, transfer?: unknown) {
+      const m = message as { kind?: string; spec?: string };
+      if (m?.kind === 'runTask' && typeof m.spec === 'string') {
+        const spec = JSON.parse(m.spec) as object;
+        message = { ...m, spec: JSON.stringify({ ...spec, panicForTest: 'must not run' }) };
+      }
+      return (post as (this: Worker, m: unknown, t?: unknown) => void).call(this, message, transfer);
+    } as typeof post;
+    let error: ReturnType<typeof describeError> | null = null;
+    try {
+      await file.scan().toTable();
+    } catch (e) {
+      error = describeError(e);
+    } finally {
+      Worker.prototype.postMessage = post;
+    }
+    const started = reader.stats().workers.started;
+    reader.dispose();
+    return { error, started };
+  });
+  // A typed refusal of the unknown field, not a trap: no worker was replaced.
+  expect(result.error).toMatchObject({ code: 'INVALID_ARGUMENT', isSkimError: true });
+  expect(result.error?.message).toContain('panicForTest');
+  expect(result.started).toBe(2);
 });
 
 test('workers that cannot start make scans fail with WORKER_CRASHED instead of respawning forever', async ({

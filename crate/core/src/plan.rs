@@ -100,10 +100,12 @@ pub struct TaskSpec {
     /// task's filter columns (see `column_cache::cache_key`).
     #[serde(default)]
     pub cache_key: Option<String>,
-    /// Recovery tests only: the task panics with this message as it starts, which in WebAssembly
-    /// is a real trap of its worker. No known input panics any more (crate/patches/parquet), so
-    /// this is how tests/browser/worker-crash.spec.ts exercises replacing a trapped worker. The
-    /// planner never sets it.
+    /// Recovery tests only (feature `test-hooks`, absent from the published build): the task
+    /// panics with this message as it starts, which in WebAssembly is a real trap of its worker.
+    /// No known input panics any more (crate/patches/parquet), so this is how
+    /// tests/browser/worker-crash.spec.ts exercises replacing a trapped worker. The planner never
+    /// sets it.
+    #[cfg(feature = "test-hooks")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub panic_for_test: Option<String>,
     /// Page locations walked from the page headers of column chunks with no offset index

@@ -304,6 +304,7 @@ impl TaskDecoder {
         spec: &TaskSpec,
         cached: Option<CachedColumns>,
     ) -> Result<Self> {
+        #[cfg(feature = "test-hooks")]
         if let Some(message) = &spec.panic_for_test {
             panic!("{message}");
         }
