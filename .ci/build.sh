@@ -13,6 +13,9 @@ if [ ! -f "$hooks" ] || [ -n "$(find crate Cargo.toml Cargo.lock .ci/build-wasm.
   PARQUET_SKIM_TEST_HOOKS=1 WASM_OUT_DIR=tests/.cache/wasm-test-hooks bash .ci/build-wasm.sh
 fi
 bash .ci/build-wasm.sh
+echo "build: the TypeScript contract (web/src/wasm/contract.ts, from the Rust definitions)"
+cargo run --quiet --locked -p parquet-skim-core --features ts --example contract > web/src/wasm/contract.ts.new
+mv web/src/wasm/contract.ts.new web/src/wasm/contract.ts
 
 echo "build: npm package (web/dist: type declarations, then the bundles)"
 rm -rf web/dist

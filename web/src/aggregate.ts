@@ -7,12 +7,10 @@
  * as `bigint`, decimals as exact decimal text, floats as numbers, strings as strings.
  */
 import { Column } from './filter.js';
+import type { AggregateSpec, ValueExpr as ValueExprJson } from './wasm/contract.js';
 
-/** The JSON form of a value expression. */
-export type ValueAst =
-  | { column: string }
-  | { value: number | string }
-  | { op: 'add' | 'sub' | 'mul' | 'div'; left: ValueAst; right: ValueAst };
+/** The JSON form of a value expression (the core's `ValueExpr`). */
+export type ValueAst = ValueExprJson;
 
 /** An arithmetic expression of columns and constants. */
 export class ValueExpr {
@@ -57,11 +55,8 @@ export function expr(x: Operand): ValueExpr {
   return new ValueExpr(operand(x));
 }
 
-/** An aggregate: what to compute over the filtered rows. */
-export interface AggregateAst {
-  fn: 'count' | 'sum' | 'min' | 'max';
-  expr?: ValueAst;
-}
+/** An aggregate: what to compute over the filtered rows (the core's `AggregateSpec`). */
+export type AggregateAst = AggregateSpec;
 
 /** `count(*)`, or the non-null values of `x`. */
 export function count(x?: Operand): AggregateAst {

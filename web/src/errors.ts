@@ -7,75 +7,16 @@
  * {@link toSkimError} turns any of them back into a `ParquetSkimError`, so callers branch on
  * `error.code` and never parse messages.
  */
+import { ERROR_CODES, type ErrorCode } from './wasm/contract.js';
 
-/** Every code a {@link ParquetSkimError} can carry. Codes never change meaning. */
-export type ErrorCode =
-  /** The bytes are not a valid Parquet file (bad magic, truncated, corrupt metadata or pages). */
-  | 'INVALID_FILE'
-  /** The file (or the requested columns) is encrypted with Parquet modular encryption. */
-  | 'ENCRYPTED_FILE'
-  /**
-   * The file is valid but uses a feature this build cannot read (codec, encoding, type); or,
-   * from `createReader`, the JavaScript engine lacks WebAssembly SIMD.
-   */
-  | 'UNSUPPORTED'
-  /** A column chunk decompresses past the decoding limit (decompression bomb, or too big for wasm32). */
-  | 'TOO_LARGE'
-  /** The filter text does not parse; `position` is the offset where it stopped making sense. */
-  | 'INVALID_FILTER'
-  /** A filter compares a column with a value of another type (or a non-primitive column). */
-  | 'TYPE_MISMATCH'
-  /** A requested column does not exist; the message suggests the nearest names. */
-  | 'UNKNOWN_COLUMN'
-  /** An option is malformed or out of range. */
-  | 'INVALID_ARGUMENT'
-  /**
-   * The files of a dataset disagree: a column's types cannot be widened to one, or a path's
-   * partition value does not fit its column's type. The message names the column and the files.
-   */
-  | 'SCHEMA_MISMATCH'
-  /** The server answered a range request with an error status (403, 404, 416, 500, …). */
-  | 'HTTP_STATUS'
-  /** The server ignored the `Range` header and sent the whole file. */
-  | 'RANGE_NOT_SUPPORTED'
-  /** The server's `Content-Range` is missing (not exposed via CORS?) or wrong. */
-  | 'BAD_CONTENT_RANGE'
-  /** No complete answer within `timeoutMs`, on every attempt. */
-  | 'TIMEOUT'
-  /** The server sent a range with a `Content-Encoding` (gzip, …): the bytes are not the file's. */
-  | 'CONTENT_ENCODING'
-  /** The file changed (ETag, Last-Modified or size) between two reads. */
-  | 'FILE_CHANGED'
-  /** A request failed before an answer: connection, DNS, CORS, or a body cut short. */
-  | 'NETWORK'
-  /** A worker crashed twice on the same task. */
-  | 'WORKER_CRASHED'
-  /** The reader was disposed while work was pending. */
-  | 'DISPOSED'
-  /** A bug in parquet-skim. */
-  | 'INTERNAL';
+/**
+ * Every code a {@link ParquetSkimError} can carry, and what each means: declared once, in the
+ * core (`ErrorCode` in crate/core/src/error.rs), and generated into the build's contract. Codes
+ * never change meaning.
+ */
+export type { ErrorCode };
 
-const CODES: ReadonlySet<string> = new Set<ErrorCode>([
-  'INVALID_FILE',
-  'ENCRYPTED_FILE',
-  'UNSUPPORTED',
-  'TOO_LARGE',
-  'INVALID_FILTER',
-  'TYPE_MISMATCH',
-  'UNKNOWN_COLUMN',
-  'INVALID_ARGUMENT',
-  'SCHEMA_MISMATCH',
-  'HTTP_STATUS',
-  'RANGE_NOT_SUPPORTED',
-  'BAD_CONTENT_RANGE',
-  'TIMEOUT',
-  'CONTENT_ENCODING',
-  'FILE_CHANGED',
-  'NETWORK',
-  'WORKER_CRASHED',
-  'DISPOSED',
-  'INTERNAL',
-]);
+const CODES: ReadonlySet<string> = new Set<ErrorCode>(ERROR_CODES);
 
 /** The error every parquet-skim operation rejects with (cancellation aside: that is the signal's `AbortError`). */
 export class ParquetSkimError extends Error {

@@ -6,22 +6,13 @@
  * Values are plain JSON: numbers, strings (dates, timestamps, decimals and 64-bit integers may be
  * written as strings, converted by the column's type), booleans; `bigint`s are sent as strings.
  */
+import type { Expr, JsonValue } from './wasm/contract.js';
 
 /** A literal in a filter. */
 export type FilterValue = number | string | boolean | bigint | Date;
 
-/** The JSON AST of a filter (what {@link FilterExpr.toJSON} returns). */
-export type FilterAst =
-  | { op: 'and' | 'or'; args: FilterAst[] }
-  | { op: 'not'; arg: FilterAst }
-  | { op: 'eq' | 'ne' | 'lt' | 'lte' | 'gt' | 'gte'; column: string; value: JsonValue }
-  | { op: 'between'; column: string; low: JsonValue; high: JsonValue }
-  | { op: 'in'; column: string; values: JsonValue[] }
-  | { op: 'isNull' | 'isNotNull'; column: string }
-  | { op: 'like'; column: string; pattern: string }
-  | { op: 'startsWith' | 'endsWith' | 'contains'; column: string; value: string };
-
-type JsonValue = number | string | boolean;
+/** The JSON AST of a filter (what {@link FilterExpr.toJSON} returns): the core's `Expr`. */
+export type FilterAst = Expr;
 
 /** A boolean filter expression. */
 export class FilterExpr {

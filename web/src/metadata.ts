@@ -3,68 +3,24 @@
  * (produced by the core's `FileSummary`). Byte counts are numbers (exact below 2^53); statistics
  * are display strings so 64-bit and binary values survive JSON unchanged.
  */
+import type {
+  ColumnChunkSummary,
+  FileSummary,
+  LeafColumn,
+  RowGroupSummary,
+  StatisticsSummary,
+} from './wasm/contract.js';
 
-/** A file's metadata. */
-export interface FileMetadata {
-  fileLen: number;
-  numRows: number;
-  version: number;
-  createdBy: string | null;
-  keyValueMetadata: Array<{ key: string; value: string | null }>;
-  /** Leaf columns in file order. */
-  columns: LeafColumn[];
-  rowGroups: RowGroupMetadata[];
-  /** Whether the column index and offset index were found (page-level pruning and reads). */
-  hasPageIndex: boolean;
-  /** Bytes of footer + page index read at open. */
-  footerBytes: number;
-}
-
+/** A file's metadata (the core's `FileSummary`). */
+export type FileMetadata = FileSummary;
 /** A leaf (primitive) column of the Parquet schema. */
-export interface LeafColumn {
-  /** Dotted path, e.g. `a.list.element`. */
-  path: string;
-  physicalType: string;
-  logicalType: string | null;
-  maxDefinitionLevel: number;
-  maxRepetitionLevel: number;
-}
-
+export type { LeafColumn };
 /** One row group. */
-export interface RowGroupMetadata {
-  numRows: number;
-  totalByteSize: number;
-  compressedSize: number;
-  columns: ColumnChunkMetadata[];
-}
-
+export type RowGroupMetadata = RowGroupSummary;
 /** One column chunk (a leaf column within a row group). */
-export interface ColumnChunkMetadata {
-  path: string;
-  /** e.g. `SNAPPY`, `ZSTD(ZstdLevel(1))`, `UNCOMPRESSED`. */
-  codec: string;
-  encodings: string[];
-  numValues: number;
-  compressedSize: number;
-  uncompressedSize: number;
-  /** The chunk's bytes are `[start, end)` of the file. */
-  start: number;
-  end: number;
-  statistics: ColumnStatistics | null;
-  hasColumnIndex: boolean;
-  hasOffsetIndex: boolean;
-  hasBloomFilter: boolean;
-}
-
+export type ColumnChunkMetadata = ColumnChunkSummary;
 /** Chunk-level statistics, as written. */
-export interface ColumnStatistics {
-  min: string | null;
-  max: string | null;
-  nullCount: number | null;
-  distinctCount: number | null;
-  minIsExact: boolean;
-  maxIsExact: boolean;
-}
+export type ColumnStatistics = StatisticsSummary;
 
 /** One read in a file's request log. */
 export interface RequestLogEntry {

@@ -25,15 +25,18 @@ use crate::filter::eval::values;
 use crate::filter::literal::parse_literal;
 
 /// An aggregate to compute, as JSON: `{"fn": "sum", "expr": {...}}`.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AggregateSpec {
     #[serde(rename = "fn")]
     pub function: AggregateFn,
     /// The value aggregated; `count` without one counts rows.
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub expr: Option<ValueExpr>,
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum AggregateFn {
@@ -44,6 +47,7 @@ pub enum AggregateFn {
 }
 
 /// A value expression: a column, a literal, or arithmetic on two of them.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged, deny_unknown_fields)]
 pub enum ValueExpr {
@@ -60,6 +64,7 @@ pub enum ValueExpr {
     },
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ArithOp {
@@ -88,6 +93,7 @@ impl ValueExpr {
 }
 
 /// The partial result of one aggregate over some rows.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Partial {

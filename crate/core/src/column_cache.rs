@@ -31,6 +31,7 @@ use serde::Serialize;
 pub type CachedColumns = Arc<Vec<RecordBatch>>;
 
 /// Counters of a [`ColumnCache`], as the scan stats report them.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CacheStats {
@@ -46,6 +47,23 @@ pub struct CacheStats {
     pub bytes: u64,
     pub entries: u64,
     pub budget: u64,
+}
+
+/// What one task did with its worker's cross-scan cache (a task result's `cache`).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CacheReport {
+    pub key: String,
+    /// Its filter columns came from the cache: none were fetched or decoded.
+    pub hit: bool,
+    /// The task's filter columns are now cached under `key`.
+    pub inserted: bool,
+    /// Keys evicted for room (or by a smaller budget).
+    pub evicted: Vec<String>,
+    pub rejected_bytes: u64,
+    /// The worker's cache after the task.
+    pub stats: CacheStats,
 }
 
 struct Entry {

@@ -13,6 +13,106 @@ use std::fmt;
 use arrow_schema::ArrowError;
 use parquet::errors::ParquetError;
 
+/// Every code a parquet-skim error can carry — the core's and the JS package's (HTTP, workers),
+/// declared here once: the package's `ErrorCode` type is generated from this list. Codes never
+/// change meaning.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    /// The bytes are not a valid Parquet file (bad magic, truncated, corrupt metadata or pages).
+    InvalidFile,
+    /// The file (or the requested columns) is encrypted with Parquet modular encryption.
+    EncryptedFile,
+    /// The file is valid but uses a feature this build cannot read (codec, encoding, type); or,
+    /// from `createReader`, the JavaScript engine lacks WebAssembly SIMD.
+    Unsupported,
+    /// A column chunk, page or batch is past its decoding limit (decompression bomb, or too big
+    /// for wasm32).
+    TooLarge,
+    /// The filter text does not parse; `position` is the offset where it stopped making sense.
+    InvalidFilter,
+    /// A filter compares a column with a value of another type (or a non-primitive column).
+    TypeMismatch,
+    /// A requested column does not exist; the message suggests the nearest names.
+    UnknownColumn,
+    /// An option is malformed or out of range.
+    InvalidArgument,
+    /// The files of a dataset disagree: a column's types cannot be widened to one, or a path's
+    /// partition value does not fit its column's type. The message names the column and the files.
+    SchemaMismatch,
+    /// The server answered a range request with an error status (403, 404, 416, 500, …).
+    HttpStatus,
+    /// The server ignored the `Range` header and sent the whole file.
+    RangeNotSupported,
+    /// The server's `Content-Range` is missing (not exposed via CORS?) or wrong.
+    BadContentRange,
+    /// No complete answer within `timeoutMs`, on every attempt.
+    Timeout,
+    /// The server sent a range with a `Content-Encoding` (gzip, …): the bytes are not the file's.
+    ContentEncoding,
+    /// The file changed (ETag, Last-Modified or size) between two reads.
+    FileChanged,
+    /// A request failed before an answer: connection, DNS, CORS, or a body cut short.
+    Network,
+    /// A worker crashed twice on the same task.
+    WorkerCrashed,
+    /// The reader was disposed while work was pending.
+    Disposed,
+    /// A bug in parquet-skim.
+    Internal,
+}
+
+impl ErrorCode {
+    /// Every code, in declaration order.
+    pub const ALL: [ErrorCode; 19] = [
+        Self::InvalidFile,
+        Self::EncryptedFile,
+        Self::Unsupported,
+        Self::TooLarge,
+        Self::InvalidFilter,
+        Self::TypeMismatch,
+        Self::UnknownColumn,
+        Self::InvalidArgument,
+        Self::SchemaMismatch,
+        Self::HttpStatus,
+        Self::RangeNotSupported,
+        Self::BadContentRange,
+        Self::Timeout,
+        Self::ContentEncoding,
+        Self::FileChanged,
+        Self::Network,
+        Self::WorkerCrashed,
+        Self::Disposed,
+        Self::Internal,
+    ];
+
+    /// The code as text, e.g. `INVALID_FILE`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidFile => "INVALID_FILE",
+            Self::EncryptedFile => "ENCRYPTED_FILE",
+            Self::Unsupported => "UNSUPPORTED",
+            Self::TooLarge => "TOO_LARGE",
+            Self::InvalidFilter => "INVALID_FILTER",
+            Self::TypeMismatch => "TYPE_MISMATCH",
+            Self::UnknownColumn => "UNKNOWN_COLUMN",
+            Self::InvalidArgument => "INVALID_ARGUMENT",
+            Self::SchemaMismatch => "SCHEMA_MISMATCH",
+            Self::HttpStatus => "HTTP_STATUS",
+            Self::RangeNotSupported => "RANGE_NOT_SUPPORTED",
+            Self::BadContentRange => "BAD_CONTENT_RANGE",
+            Self::Timeout => "TIMEOUT",
+            Self::ContentEncoding => "CONTENT_ENCODING",
+            Self::FileChanged => "FILE_CHANGED",
+            Self::Network => "NETWORK",
+            Self::WorkerCrashed => "WORKER_CRASHED",
+            Self::Disposed => "DISPOSED",
+            Self::Internal => "INTERNAL",
+        }
+    }
+}
+
 /// Result alias used throughout the core.
 pub type Result<T, E = SkimError> = std::result::Result<T, E>;
 
@@ -51,16 +151,21 @@ pub enum SkimError {
 impl SkimError {
     /// The stable machine-readable code of this error. Never changes for a given variant.
     pub fn code(&self) -> &'static str {
+        self.error_code().as_str()
+    }
+
+    /// [`code`](Self::code) as an [`ErrorCode`].
+    pub fn error_code(&self) -> ErrorCode {
         match self {
-            Self::InvalidFile { .. } => "INVALID_FILE",
-            Self::EncryptedFile { .. } => "ENCRYPTED_FILE",
-            Self::Unsupported { .. } => "UNSUPPORTED",
-            Self::TooLarge { .. } => "TOO_LARGE",
-            Self::UnknownColumn { .. } => "UNKNOWN_COLUMN",
-            Self::InvalidFilter { .. } => "INVALID_FILTER",
-            Self::TypeMismatch { .. } => "TYPE_MISMATCH",
-            Self::InvalidArgument { .. } => "INVALID_ARGUMENT",
-            Self::Internal { .. } => "INTERNAL",
+            Self::InvalidFile { .. } => ErrorCode::InvalidFile,
+            Self::EncryptedFile { .. } => ErrorCode::EncryptedFile,
+            Self::Unsupported { .. } => ErrorCode::Unsupported,
+            Self::TooLarge { .. } => ErrorCode::TooLarge,
+            Self::UnknownColumn { .. } => ErrorCode::UnknownColumn,
+            Self::InvalidFilter { .. } => ErrorCode::InvalidFilter,
+            Self::TypeMismatch { .. } => ErrorCode::TypeMismatch,
+            Self::InvalidArgument { .. } => ErrorCode::InvalidArgument,
+            Self::Internal { .. } => ErrorCode::Internal,
         }
     }
 
@@ -221,6 +326,20 @@ fn quote_list(items: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_code_serializes_as_its_text() {
+        // The package's `ErrorCode` type is generated from the serde names, the errors it gets
+        // carry `as_str`: the two must agree, code by code.
+        for code in ErrorCode::ALL {
+            let json = serde_json::to_string(&code).expect("json");
+            assert_eq!(json, format!("\"{}\"", code.as_str()));
+        }
+        assert_eq!(
+            SkimError::internal("x").error_code().as_str(),
+            SkimError::internal("x").code()
+        );
+    }
 
     #[test]
     fn codes_are_stable() {

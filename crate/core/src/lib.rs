@@ -47,7 +47,7 @@ pub mod task;
 mod thrift;
 pub mod warm_up;
 
-pub use error::{Result, SkimError};
+pub use error::{ErrorCode, Result, SkimError};
 pub use filter::{parse_sql, Expr};
 pub use limits::{DecodeLimits, OpenOptions};
 pub use metadata::{LoadStep, MetadataLoader, ParquetFile};

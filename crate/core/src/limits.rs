@@ -71,6 +71,7 @@ pub const DEFAULT_MAX_CHUNK_BYTES: u64 = 1 << 30;
 
 /// The decoding limits of a scan: one struct, one default each (a field left out of the JSON
 /// takes its default here, and nowhere else).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct DecodeLimits {

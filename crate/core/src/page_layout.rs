@@ -65,6 +65,7 @@ pub const DEFAULT_PAGE_WALK_MIN_BYTES: u64 = 4 * 1024 * 1024;
 const MAX_HEADER_BYTES: u64 = 64 * 1024;
 
 /// The data pages of one column chunk, as far as its headers were walked.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LearnedPages {

@@ -40,6 +40,7 @@ use crate::scan::{BoundScan, ScanSpec};
 pub const DEFAULT_BATCH_SIZE: usize = 8192;
 
 /// What a caller asks of a scan.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ScanRequest {
@@ -81,6 +82,7 @@ pub struct ScanRequest {
 }
 
 /// One task of a scan: what differs from task to task (the scan's [`ScanSpec`] holds the rest).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TaskSpec {
@@ -115,6 +117,7 @@ pub struct TaskSpec {
 }
 
 /// A half-open byte range `[start, end)`, as it crosses into JS.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ByteRange {
     pub start: u64,
@@ -131,6 +134,7 @@ impl From<Range<u64>> for ByteRange {
 }
 
 /// A task with the byte ranges it is planned to read.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReadTask {
@@ -145,6 +149,7 @@ pub struct ReadTask {
 }
 
 /// What planning decided, for scan statistics.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PlanStats {
@@ -177,6 +182,7 @@ impl PlanStats {
 
 /// What skipped a row group: its footer statistics, its bloom filters, or the page index (every
 /// page of a filter column excluded). Serialized as `stats`, `bloom`, `pageIndex`.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum PrunedBy {
@@ -186,6 +192,7 @@ pub enum PrunedBy {
 }
 
 /// A row group a filter skipped.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PrunedRowGroup {
@@ -194,6 +201,7 @@ pub struct PrunedRowGroup {
 }
 
 /// All tasks of a scan, in output order.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReadPlan {

@@ -33,6 +33,7 @@ use crate::plan::{rows_of, selection_of, to_usize, TaskSpec};
 use crate::projection::Projection;
 
 /// What every task of one scan of one file shares; a worker gets it once per scan.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ScanSpec {

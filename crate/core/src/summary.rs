@@ -12,6 +12,7 @@ use serde::Serialize;
 use crate::metadata::ParquetFile;
 
 /// What a page can show about a file without reading any data.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FileSummary {
@@ -29,12 +30,14 @@ pub struct FileSummary {
     pub footer_bytes: u64,
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize)]
 pub struct KeyValue {
     pub key: String,
     pub value: Option<String>,
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LeafColumn {
@@ -46,6 +49,7 @@ pub struct LeafColumn {
     pub max_repetition_level: i16,
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RowGroupSummary {
@@ -55,6 +59,7 @@ pub struct RowGroupSummary {
     pub columns: Vec<ColumnChunkSummary>,
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ColumnChunkSummary {
@@ -73,6 +78,7 @@ pub struct ColumnChunkSummary {
     pub has_bloom_filter: bool,
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StatisticsSummary {

@@ -4,28 +4,13 @@
 
 use std::cell::RefCell;
 
-use parquet_skim_core::column_cache::{CacheStats, CachedColumns, ColumnCache};
+use parquet_skim_core::column_cache::{CacheReport, CachedColumns, ColumnCache};
 use parquet_skim_core::{ScanSpec, TaskOutput, TaskSpec};
-use serde::Serialize;
 
 thread_local! {
     /// This thread's (worker's) cross-scan cache of decoded filter columns. Its budget is the
     /// one the latest task's scan carries (the reader's share per worker).
     static COLUMN_CACHE: RefCell<ColumnCache> = RefCell::new(ColumnCache::new(0));
-}
-
-/// What a finished task did with the worker's cross-scan cache.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct CacheReport {
-    key: Option<String>,
-    hit: bool,
-    /// The task's filter columns were kept under `key`.
-    inserted: bool,
-    /// Keys evicted for room (or by a smaller budget).
-    evicted: Vec<String>,
-    rejected_bytes: u64,
-    stats: CacheStats,
 }
 
 /// The cached filter columns of task `spec`'s key, if the cache holds them; its budget set to
@@ -63,7 +48,7 @@ pub(crate) fn check_in(
         (inserted, cache.stats())
     });
     CacheReport {
-        key: Some(key),
+        key,
         hit: output.cache_hit,
         inserted,
         evicted,

@@ -17,8 +17,10 @@
  * dates when every value is `YYYY-MM-DD`, strings otherwise; `__HIVE_DEFAULT_PARTITION__` (and an
  * empty value) is null. An explicit `partitionSchema` overrides the inference.
  */
+
 import { ParquetSkimError } from '../errors.js';
 import type { FilterAst } from '../filter.js';
+import type { JsonValue } from '../wasm/contract.js';
 
 /** The type of a partition column. */
 export type PartitionType = 'int64' | 'date' | 'string';
@@ -245,7 +247,6 @@ function fold(ast: FilterAst, constants: ReadonlyMap<string, Constant>): FilterA
 }
 
 type Leaf = Exclude<FilterAst, { op: 'and' | 'or' | 'not' }>;
-type JsonValue = number | string | boolean;
 
 /** The truth of a leaf over a column holding `constant` throughout the file. */
 function leafTruth(leaf: Leaf, constant: Constant): Truth {

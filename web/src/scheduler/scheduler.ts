@@ -16,52 +16,14 @@ import { abortReason } from '../errors.js';
 import type { ByteRange } from '../io/coalesce.js';
 import { takeHeld } from '../io/held.js';
 import type { IoCost, IoQueue, RangeReader } from '../io/io-queue.js';
+import type { PlanStats, ReadPlan, ReadTask } from '../wasm/contract.js';
 import type { Chunk } from '../worker/protocol.js';
 import type { Executor, FileFooter, ScanRef, TaskResult } from './executor.js';
 
-/** A planned task, as the core's planner returns it. */
-export interface PlannedTask {
-  /** What differs per task (the plan's `scan` holds what its tasks share). */
-  spec: {
-    taskIdx: number;
-    rowGroupIdx: number;
-    batchSize: number;
-    /** Filtered tasks of a file with an identity: its worker cross-scan cache entry. */
-    cacheKey?: string | null;
-  };
-  /** Phase 1: pages of the filter columns (empty without a filter). */
-  filterRanges: ByteRange[];
-  /** Phase 2: the output-only columns; with a filter, an upper bound read on demand. */
-  outputRanges: ByteRange[];
-  rowsScanned: number;
-}
+/** A planned task, as the core's planner returns it (its `spec`: what differs per task). */
+export type PlannedTask = ReadTask;
 
-/** What planning decided (pruning), as the core reports it. */
-export interface PlanStats {
-  rowGroupsTotal: number;
-  rowGroupsPrunedByStats: number;
-  rowGroupsPrunedByBloom: number;
-  rowGroupsPrunedByPageIndex: number;
-  pagesTotal: number;
-  pagesPruned: number;
-  rowsTotal: number;
-  rowsScanned: number;
-  /** Row groups the filter skipped, and by what. */
-  prunedRowGroups: Array<{ rowGroup: number; by: 'stats' | 'bloom' | 'pageIndex' }>;
-}
-
-/** A scan plan, as the core's planner returns it. */
-export interface ReadPlan {
-  /** What every task shares: columns, filter, aggregates, limits (sent to each host once). */
-  scan: { filter?: unknown | null };
-  tasks: PlannedTask[];
-  /** Rows the scan returns, when known (no filter). */
-  rows: number | null;
-  /** With a filter: rows to skip and keep across tasks, applied by the caller. */
-  offset: number;
-  limit: number | null;
-  stats: PlanStats;
-}
+export type { PlanStats, ReadPlan };
 
 /** I/O counters per phase. */
 export interface PhaseCosts {
@@ -138,7 +100,7 @@ let nextScanRef = 1;
 
 /** `plan`'s scan as task hosts get it: an id of its own, and its spec as JSON. */
 export function scanRef(plan: ReadPlan): ScanRef {
-  const filtered = plan.scan.filter !== undefined && plan.scan.filter !== null;
+  const filtered = plan.scan.filter !== null;
   return { scanId: nextScanRef++, spec: JSON.stringify(plan.scan), filtered };
 }
 

@@ -6,6 +6,7 @@
  * it, so nothing is left pending when a worker dies: the client rejects whatever it still holds.
  */
 import type { SerializedError } from '../errors.js';
+import type { CacheReport, CacheStats } from '../wasm/contract.js';
 
 /** Bytes of a file starting at `start`. */
 export interface Chunk {
@@ -57,35 +58,10 @@ export type HostResponse =
     }
   | { kind: 'failed'; taskId: number | null; error: SerializedError };
 
-/** Counters of a worker's cross-scan cache of decoded filter columns. */
-export interface CacheCounters {
-  hits: number;
-  misses: number;
-  bytesInserted: number;
-  bytesEvicted: number;
-  /** Bytes decoded but not kept: they outgrew the budget. */
-  bytesRejected: number;
-  /** Most bytes held at once over the worker's life. */
-  peakBytes: number;
-  /** Bytes held now. */
-  bytes: number;
-  entries: number;
-  budget: number;
-}
+/** Counters of a worker's cross-scan cache of decoded filter columns (the core's `CacheStats`). */
+export type CacheCounters = CacheStats;
 
-/** What one task did with its worker's cross-scan cache. */
-export interface CacheReport {
-  key: string;
-  /** Its filter columns came from the cache: none were fetched or decoded. */
-  hit: boolean;
-  /** Its filter columns are now cached under `key`. */
-  inserted: boolean;
-  /** Keys evicted to make room. */
-  evicted: string[];
-  rejectedBytes: number;
-  /** The worker's cache after the task. */
-  stats: CacheCounters;
-}
+export type { CacheReport };
 
 /**
  * `chunks` ready to post to another thread: a chunk that views part of a larger buffer (bytes
