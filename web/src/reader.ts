@@ -205,6 +205,11 @@ export interface ReaderStats {
      * optimizing tier on).
      */
     trapsOnPage: number;
+    /**
+     * Times a task decoding on the page stopped after its slice (8 ms, a batch at a time) to let
+     * the page paint and handle input, then went on.
+     */
+    pageSlices: number;
   };
 }
 
@@ -287,7 +292,12 @@ export class Reader {
     const pool = this.executor instanceof HybridExecutor ? this.executor.workers : undefined;
     const workers = pool?.stats() ?? { alive: 0, ready: 0, started: 0, readyAt: [], warmedAt: [], tasksInterleaved: 0 };
     const hybrid = this.executor instanceof HybridExecutor ? this.executor : undefined;
-    const onPage = { tasksOnPage: hybrid?.tasksInline ?? 0, trapsOnPage: hybrid?.trapsOnPage ?? 0 };
+    const inline = hybrid?.page ?? (this.executor instanceof InlineExecutor ? this.executor : undefined);
+    const onPage = {
+      tasksOnPage: hybrid?.tasksInline ?? 0,
+      trapsOnPage: hybrid?.trapsOnPage ?? 0,
+      pageSlices: inline?.slices ?? 0,
+    };
     return { startup: { ...this.startup }, workers: { ...workers, ...onPage } };
   }
 

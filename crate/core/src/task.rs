@@ -387,7 +387,24 @@ impl TaskDecoder {
 
     /// Decodes until more bytes are needed or the task is done.
     pub fn run(&mut self) -> Result<TaskRun> {
+        self.run_step(None)?
+            .ok_or_else(|| SkimError::internal("an unbounded run stopped before the task ended"))
+    }
+
+    /// [`run`](Self::run) in slices: decodes at most `max_batches` batches, and returns `None`
+    /// when it stopped there with more to do (call again). A thread that must stay responsive —
+    /// the page's own, running a small task while no worker is ready — decodes a slice, yields to
+    /// its event loop, and goes on: a batch cannot be split, so a batch is the finest slice.
+    pub fn run_sliced(&mut self, max_batches: usize) -> Result<Option<TaskRun>> {
+        self.run_step(Some(max_batches.max(1)))
+    }
+
+    fn run_step(&mut self, max_batches: Option<usize>) -> Result<Option<TaskRun>> {
+        let mut emitted = 0;
         loop {
+            if max_batches.is_some_and(|max| emitted >= max) {
+                return Ok(None);
+            }
             let step = match &mut self.stage {
                 Stage::Decode(decoder) => decoder
                     .try_decode()
@@ -403,7 +420,7 @@ impl TaskDecoder {
                     let wanted = rebase::raised(&ranges, self.base);
                     let missing = self.cache.missing(&wanted);
                     if !missing.is_empty() {
-                        return Ok(TaskRun::NeedsRanges(missing));
+                        return Ok(Some(TaskRun::NeedsRanges(missing)));
                     }
                     let data: Vec<Bytes> =
                         wanted.iter().filter_map(|r| self.cache.get(r)).collect();
@@ -427,8 +444,9 @@ impl TaskDecoder {
                         (_, false) => self.projection.apply(batch)?,
                     };
                     self.emit(batch)?;
+                    emitted += 1;
                 }
-                DecodeResult::Finished => return self.finish().map(TaskRun::Done),
+                DecodeResult::Finished => return self.finish().map(|out| Some(TaskRun::Done(out))),
             }
         }
     }

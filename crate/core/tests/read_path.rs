@@ -498,3 +498,50 @@ fn view_columns_read_as_views_or_as_plain_strings_for_arrow_readers_without_view
         assert_eq!(rebuilt.arrow_schema(), parquet.arrow_schema());
     }
 }
+
+#[test]
+fn a_task_run_in_slices_of_one_batch_returns_what_it_returns_in_one_run() {
+    let file = sample_file();
+    let (parquet, _) = open(&file, 512 * 1024);
+    let request = ScanRequest {
+        batch_size: Some(100),
+        filter: Some(parquet_skim_core::parse_sql("name LIKE '%3%' OR id > 1500").expect("sql")),
+        ..Default::default()
+    };
+    let plan = plan_scan(&parquet, &request).expect("plan");
+    let scan = plan.bind(&parquet).expect("bind");
+    let mut slices_total = 0;
+    for task in &plan.tasks {
+        let whole = run_task(&scan, &file, task);
+        let mut decoder = parquet_skim_core::TaskDecoder::try_new(&scan, &task.spec).expect("task");
+        for r in task.filter_ranges.iter().chain(&task.output_ranges) {
+            decoder
+                .push(r.start..r.end, slice(&file, &(r.start..r.end)))
+                .expect("push");
+        }
+        let mut slices = 0;
+        let sliced = loop {
+            slices += 1;
+            match decoder.run_sliced(1).expect("run") {
+                None => continue,
+                Some(parquet_skim_core::TaskRun::Done(output)) => break output,
+                Some(parquet_skim_core::TaskRun::NeedsRanges(r)) => {
+                    for r in r {
+                        let bytes = slice(&file, &r);
+                        decoder.push(r, bytes).expect("push");
+                    }
+                }
+            }
+        };
+        assert_eq!(sliced.ipc, whole.ipc);
+        assert_eq!((sliced.rows, sliced.batches), (whole.rows, whole.batches));
+        // One slice per batch at least (plus the call that finds the end).
+        assert!(
+            slices > whole.batches as usize,
+            "{slices} slices for {} batches",
+            whole.batches
+        );
+        slices_total += slices;
+    }
+    assert!(slices_total > plan.tasks.len() * 2);
+}

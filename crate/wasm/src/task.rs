@@ -61,11 +61,20 @@ impl JsTask {
         js_result(self.decoder.push(start..start + bytes.len() as u64, bytes))
     }
 
-    /// Decodes as far as the pushed bytes allow. Returns `{needs: [start, end, ...]}` or
+    /// Decodes as far as the pushed bytes allow — at most `maxBatches` batches when given. Returns
+    /// `{needs: [start, end, ...]}`, `{yielded: true}` (stopped at `maxBatches`: call again), or
     /// `{ipc: Uint8Array, rows, batches, partials?}` (`partials`: JSON, for aggregate tasks).
-    pub fn run(&mut self) -> Result<Object, JsValue> {
+    pub fn run(&mut self, max_batches: Option<u32>) -> Result<Object, JsValue> {
         let out = Object::new();
-        match js_result(self.decoder.run())? {
+        let step = match max_batches {
+            None => js_result(self.decoder.run()).map(Some)?,
+            Some(max) => js_result(self.decoder.run_sliced(max as usize))?,
+        };
+        let Some(step) = step else {
+            Reflect::set(&out, &"yielded".into(), &true.into())?;
+            return Ok(out);
+        };
+        match step {
             TaskRun::NeedsRanges(ranges) => {
                 let needs: Array = flat(&ranges).into_iter().map(JsValue::from).collect();
                 Reflect::set(&out, &"needs".into(), &needs)?;

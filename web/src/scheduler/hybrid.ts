@@ -121,6 +121,11 @@ export class HybridExecutor implements Executor {
     this.pool.dispose();
   }
 
+  /** The page's own executor, for its counters. */
+  get page(): InlineExecutor {
+    return this.inline;
+  }
+
   /** The pool, for its counters. */
   get workers(): WorkerPool {
     return this.pool;

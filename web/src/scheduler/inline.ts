@@ -10,6 +10,20 @@ import { TaskHost } from '../worker/task-host.js';
 import { CacheKeys } from './cache-keys.js';
 import type { Executor, FileFooter, TaskJob, TaskResult } from './executor.js';
 
+/**
+ * Most milliseconds a task decodes on the calling thread before it yields to the event loop (then
+ * goes on): the page stays responsive while it decodes a small query itself (a frame is 16 ms).
+ * A batch cannot be split, so one batch is the finest slice: a first, cold batch can take longer.
+ */
+export const PAGE_SLICE_MS = 8;
+
+/** The next turn of the event loop: `scheduler.yield()` where there is one, else a timer. */
+function nextTurn(): Promise<void> {
+  const scheduler = (globalThis as { scheduler?: { yield?: () => Promise<void> } }).scheduler;
+  if (typeof scheduler?.yield === 'function') return scheduler.yield();
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
 /** An executor without workers. */
 export class InlineExecutor implements Executor {
   readonly concurrency = 1;
@@ -32,6 +46,8 @@ export class InlineExecutor implements Executor {
   private tail: Promise<unknown> = Promise.resolve();
   /** Tasks queued or running here (one waiting for bytes counts). */
   private pending = 0;
+  /** Times a task here yielded to the event loop after a slice ({@link PAGE_SLICE_MS}). */
+  slices = 0;
 
   constructor(wasm: Promise<Wasm>) {
     this.hosting = wasm.then((core) => {
@@ -74,7 +90,14 @@ export class InlineExecutor implements Executor {
       this.scans.set(scan.scanId, file.fileId);
     }
     const taskId = this.nextTaskId++;
-    let response = host.handle({ kind: 'runTask', taskId, scanId: scan.scanId, spec: job.spec, chunks: job.chunks });
+    let response = host.handle({
+      kind: 'runTask',
+      taskId,
+      scanId: scan.scanId,
+      spec: job.spec,
+      chunks: job.chunks,
+      sliceMs: PAGE_SLICE_MS,
+    });
     const check = (answer: HostResponse | undefined): HostResponse | undefined => {
       if (answer?.kind === 'failed') {
         if (answer.error.name === 'RuntimeError') this.trapped = true;
@@ -100,6 +123,14 @@ export class InlineExecutor implements Executor {
             ...(cache !== undefined ? { cache } : {}),
             ...(cacheDelta !== undefined ? { cacheDelta } : {}),
           };
+        }
+        if (answer?.kind === 'yielded') {
+          // Its slice is used: let the page paint and handle input, then go on.
+          this.slices += 1;
+          await nextTurn();
+          throwIfAborted(job.signal);
+          response = host.handle({ kind: 'resumeTask', taskId });
+          continue;
         }
         if (answer?.kind !== 'needs') throw new ParquetSkimError('INTERNAL', `unexpected host answer ${answer?.kind}`);
         const chunks = await job.fetchMore(answer.ranges);

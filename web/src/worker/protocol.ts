@@ -26,9 +26,16 @@ export type HostRequest =
    */
   | { kind: 'openScan'; scanId: number; fileId: number; spec: string }
   | { kind: 'closeScan'; scanId: number }
-  /** `spec`: the JSON of a planned task's `spec` (row group, rows, batch size, cache key). */
-  | { kind: 'runTask'; taskId: number; scanId: number; spec: string; chunks: Chunk[] }
+  /**
+   * `spec`: the JSON of a planned task's `spec` (row group, rows, batch size, cache key).
+   * `sliceMs`: decode a batch at a time and answer `yielded` once this much time has gone (the
+   * page's own thread, which must stay responsive); absent, the task runs until it needs bytes
+   * or is done.
+   */
+  | { kind: 'runTask'; taskId: number; scanId: number; spec: string; chunks: Chunk[]; sliceMs?: number }
   | { kind: 'pushChunks'; taskId: number; chunks: Chunk[] }
+  /** Go on with a task that answered `yielded`. */
+  | { kind: 'resumeTask'; taskId: number }
   /** Forget a task that will not be finished (aborted, or its bytes could not be read). */
   | { kind: 'dropTask'; taskId: number };
 
@@ -38,6 +45,8 @@ export type HostResponse =
   /** The host ran its warm-up pass before any task (see `TaskHost.warmUp`), in `ms`. */
   | { kind: 'warmed'; ms: number }
   | { kind: 'needs'; taskId: number; ranges: number[] }
+  /** The task used its slice (`sliceMs`) with more to decode: `resumeTask` goes on. */
+  | { kind: 'yielded'; taskId: number }
   | {
       kind: 'done';
       taskId: number;

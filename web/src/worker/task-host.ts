@@ -17,6 +17,18 @@ import type { CacheReport, Chunk, HostRequest, HostResponse } from './protocol.j
 
 type FileHandle = ParquetFileHandle;
 
+/** What the core's `Task.run` returns. */
+interface TaskRunResult {
+  needs?: number[];
+  yielded?: boolean;
+  ipc?: Uint8Array;
+  rows?: number;
+  batches?: number;
+  partials?: string;
+  rowsFromCache?: number;
+  cache?: string;
+}
+
 /** Runs host requests against an instantiated core. */
 export class TaskHost {
   private readonly files = new Map<number, FileHandle>();
@@ -31,6 +43,8 @@ export class TaskHost {
   private readonly tasks = new Map<number, Task>();
   /** Time spent in each running task's calls so far (a two-phase task takes two or more). */
   private readonly taskMs = new Map<number, number>();
+  /** The slice of each running task decoded in slices (see `runTask`'s `sliceMs`). */
+  private readonly sliceMs = new Map<number, number>();
   /** Whether a task has run here (then there is nothing left to warm up). */
   private tasksSeen = false;
   /** When each running task started here (absolute milliseconds, comparable across threads). */
@@ -113,7 +127,14 @@ export class TaskHost {
           const task = new this.wasm.Task(scan, request.spec);
           this.taskMs.set(request.taskId, performance.now() - building);
           this.tasks.set(request.taskId, task);
+          if (request.sliceMs !== undefined) this.sliceMs.set(request.taskId, request.sliceMs);
           return this.push(request.taskId, task, request.chunks);
+        });
+      case 'resumeTask':
+        return this.guard(request.taskId, () => {
+          const task = this.tasks.get(request.taskId);
+          if (task === undefined) throw new Error(`no running task ${request.taskId}`);
+          return this.step(request.taskId, task, performance.now());
         });
       case 'dropTask':
         this.finish(request.taskId);
@@ -154,16 +175,24 @@ export class TaskHost {
   private push(taskId: number, task: Task, chunks: Chunk[]): HostResponse {
     const started = performance.now();
     for (const chunk of chunks) task.push(chunk.start, chunk.data);
-    const result = task.run() as {
-      needs?: number[];
-      ipc?: Uint8Array;
-      rows?: number;
-      batches?: number;
-      partials?: string;
-      rowsFromCache?: number;
-      cache?: string;
-    };
+    return this.step(taskId, task, started);
+  }
+
+  /** Runs `task` until it needs bytes or is done — or, decoded in slices, its slice is used up. */
+  private step(taskId: number, task: Task, started: number): HostResponse {
+    const slice = this.sliceMs.get(taskId);
+    let result: TaskRunResult;
+    if (slice === undefined) result = task.run() as TaskRunResult;
+    else {
+      // A batch at a time: a batch cannot be split, so that is as fine as a slice gets.
+      do result = task.run(1) as TaskRunResult;
+      while (result.yielded === true && performance.now() - started < slice);
+    }
     const spent = (this.taskMs.get(taskId) ?? 0) + performance.now() - started;
+    if (result.yielded === true) {
+      this.taskMs.set(taskId, spent);
+      return { kind: 'yielded', taskId };
+    }
     if (result.needs !== undefined) {
       this.taskMs.set(taskId, spent);
       return { kind: 'needs', taskId, ranges: result.needs };
@@ -190,6 +219,7 @@ export class TaskHost {
     const task = this.tasks.get(taskId);
     this.tasks.delete(taskId);
     this.taskMs.delete(taskId);
+    this.sliceMs.delete(taskId);
     this.taskStartedAt.delete(taskId);
     try {
       task?.free();
