@@ -7,7 +7,7 @@
  * as `bigint`, decimals as exact decimal text, floats as numbers, strings as strings.
  */
 import { Column } from './filter.js';
-import type { AggregateSpec, ValueExpr as ValueExprJson } from './wasm/contract.js';
+import type { AggregateSpec, Partial, ValueExpr as ValueExprJson } from './wasm/contract.js';
 
 /** The JSON form of a value expression (the core's `ValueExpr`). */
 export type ValueAst = ValueExprJson;
@@ -75,14 +75,8 @@ export function max(x: Operand): AggregateAst {
   return { fn: 'max', expr: operand(x) };
 }
 
-/** A partial result, as a task reports it (see the core's `aggregate::Partial`). */
-export interface Partial {
-  kind: 'int' | 'float' | 'string' | 'count';
-  scale: number;
-  dataType: string;
-  count: number;
-  value: string | null;
-}
+/** A partial result, as a task reports it (the core's `aggregate::Partial`). */
+export type { Partial };
 
 /** The value of an aggregate. */
 export type AggregateValue = number | bigint | string | null;

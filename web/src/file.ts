@@ -322,9 +322,9 @@ export class ParquetFile {
   private async walkPages(request: string, signal: AbortSignal, cost: PhaseCosts, stats: ScanStats): Promise<Chunk[]> {
     const held: Chunk[] = [];
     for (let round = 0; round < PAGE_WALK_ROUNDS; round++) {
-      const flat = this.handle.pageRanges(request);
-      if (flat.length === 0) break;
-      const chunks = await this.context.io.read(this.source, pairs(flat), signal, cost.output);
+      const ranges = JSON.parse(this.handle.pageRanges(request)) as ByteRange[];
+      if (ranges.length === 0) break;
+      const chunks = await this.context.io.read(this.source, ranges, signal, cost.output);
       this.assertOpen();
       for (const chunk of chunks) {
         this.handle.pushPageBytes(chunk.start, chunk.data);
@@ -341,9 +341,9 @@ export class ParquetFile {
    * scan goes on without them.
    */
   private async readBlooms(request: string, signal: AbortSignal, cost: PhaseCosts): Promise<boolean> {
-    const flat = this.handle.bloomRanges(request);
-    if (flat.length === 0) return false;
-    const chunks = await this.context.io.read(this.source, pairs(flat), signal, cost.filter).catch((error: unknown) => {
+    const ranges = JSON.parse(this.handle.bloomRanges(request)) as ByteRange[];
+    if (ranges.length === 0) return false;
+    const chunks = await this.context.io.read(this.source, ranges, signal, cost.filter).catch((error: unknown) => {
       if (signal.aborted) throw error;
       return [];
     });
@@ -431,7 +431,7 @@ export class ParquetFile {
     );
     let merged: Partial[] | undefined;
     for await (const result of this.execute(planned, options.signal)) {
-      const partials = JSON.parse(result.partials ?? 'null') as Partial[] | null;
+      const partials = result.partials ?? null;
       if (partials === null) throw new ParquetSkimError('INTERNAL', 'an aggregate task returned no partials');
       merged = merged?.map((m, i) => mergePartials(specs[i]?.fn ?? 'count', m, partials[i] as Partial)) ?? partials;
       planned.stats.rowsOut += result.rows;
@@ -599,13 +599,6 @@ export function emptyScanStats(cachedBytes: number, budgetBytes: number): ScanSt
     },
     rowGroupFates: [],
   };
-}
-
-/** Flat `[start, end, …]` (as the core returns ranges) → ranges. */
-function pairs(flat: ArrayLike<number>): ByteRange[] {
-  const ranges: ByteRange[] = [];
-  for (let i = 0; i + 1 < flat.length; i += 2) ranges.push({ start: flat[i] as number, end: flat[i + 1] as number });
-  return ranges;
 }
 
 export function progressOf(stats: ScanStats): ScanProgress {

@@ -23,6 +23,7 @@ import type { Executor } from './scheduler/executor.js';
 import { DEFAULT_INLINE_SCAN_BYTES, DEFAULT_INLINE_TASK_BYTES, HybridExecutor } from './scheduler/hybrid.js';
 import { InlineExecutor } from './scheduler/inline.js';
 import { WorkerPool } from './scheduler/pool.js';
+import type { ByteRange } from './wasm/contract.js';
 import type { ParquetFileHandle } from './wasm/parquet_skim_wasm.js';
 import { checkWasmSimd, compileWasm, EVALUATED_AT, instantiateWasm, type Wasm } from './wasm-loader.js';
 
@@ -436,13 +437,13 @@ async function loadMetadata(
   try {
     loader.push(tail.start, tail.data);
     for (;;) {
-      const needs = loader.needs();
+      const needs = JSON.parse(loader.needs()) as ByteRange[];
       if (needs.length === 0) return loader.finish();
       let start = Number.POSITIVE_INFINITY;
       let end = 0;
-      for (let i = 0; i + 1 < needs.length; i += 2) {
-        start = Math.min(start, needs[i] as number);
-        end = Math.max(end, needs[i + 1] as number);
+      for (const range of needs) {
+        start = Math.min(start, range.start);
+        end = Math.max(end, range.end);
       }
       loader.push(start, await source.read(start, end));
     }

@@ -18,7 +18,7 @@ use parquet_skim_core::summary::{
 };
 use parquet_skim_core::{
     DecodeLimits, ErrorCode, Expr, FileSummary, PlanStats, ReadPlan, ScanRequest, ScanSpec,
-    TaskSpec,
+    TaskSpec, TaskStep,
 };
 use ts_rs::TS;
 
@@ -66,6 +66,7 @@ fn main() {
         declare::<ReadPlan>(),
         declare::<CacheStats>(),
         declare::<CacheReport>(),
+        declare::<TaskStep>(),
         declare::<KeyValue>(),
         declare::<LeafColumn>(),
         declare::<StatisticsSummary>(),

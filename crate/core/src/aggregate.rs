@@ -98,6 +98,7 @@ impl ValueExpr {
 #[serde(rename_all = "camelCase")]
 pub struct Partial {
     /// `int` (integers and decimals, as unscaled integer text), `float`, `string`, or `count`.
+    #[cfg_attr(feature = "ts", ts(type = "'int' | 'float' | 'string' | 'count'"))]
     pub kind: String,
     /// Decimal scale of `int` values (0 for integers).
     pub scale: i8,

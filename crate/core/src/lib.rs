@@ -57,4 +57,4 @@ pub use plan::{
 };
 pub use scan::{BoundScan, ScanSpec};
 pub use summary::FileSummary;
-pub use task::{TaskDecoder, TaskOutput, TaskRun};
+pub use task::{TaskDecoder, TaskOutput, TaskRun, TaskStep};

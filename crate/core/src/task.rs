@@ -58,7 +58,7 @@ use parquet::file::metadata::ParquetMetaData;
 
 use crate::aggregate::{Aggregator, Partial};
 use crate::bytes_cache::ByteCache;
-use crate::column_cache::{filtered_column, memory_size, CachedColumns};
+use crate::column_cache::{filtered_column, memory_size, CacheReport, CachedColumns};
 use crate::error::{Result, SkimError};
 use crate::filter::{eval, Filter};
 use crate::ipc::IpcStream;
@@ -66,7 +66,7 @@ use crate::limits::check_batch;
 use crate::metadata::{check_pushed_range, ParquetFile};
 use crate::page_layout::with_learned_pages;
 use crate::pages::{PageGuard, PageRules};
-use crate::plan::TaskSpec;
+use crate::plan::{ByteRange, TaskSpec};
 use crate::projection::Projection;
 use crate::rebase;
 use crate::scan::BoundScan;
@@ -78,6 +78,31 @@ pub enum TaskRun {
     NeedsRanges(Vec<Range<u64>>),
     /// The task is complete.
     Done(TaskOutput),
+}
+
+/// What one call of a task reports across the boundary, as one value (its Arrow IPC bytes travel
+/// apart, as bytes): the ranges it needs, a slice used up, or what it did.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum TaskStep {
+    /// Push these ranges, then run again.
+    Needs { ranges: Vec<ByteRange> },
+    /// The slice's batches are decoded, with more to do: run again.
+    Yielded,
+    /// The task is complete; its IPC stream is taken apart.
+    Done {
+        /// Rows that passed the filter.
+        rows: u64,
+        batches: u64,
+        /// Output rows of filter columns served from the predicate cache or the kept columns.
+        #[serde(rename = "rowsFromCache")]
+        rows_from_cache: u64,
+        /// With aggregates: the partial results, in spec order.
+        partials: Option<Vec<Partial>>,
+        /// Tasks with a cache key: what the worker's cross-scan cache did.
+        cache: Option<CacheReport>,
+    },
 }
 
 /// The result of a task.

@@ -1,6 +1,5 @@
-//! JS arguments and results: JSON text in and out, positions as `f64`, ranges as flat arrays.
-
-use std::ops::Range;
+//! JS arguments and results: JSON text in and out (byte ranges as `ByteRange` objects, like
+//! every other value of the contract), positions as `f64`.
 
 use parquet_skim_core::SkimError;
 use serde::Serialize;
@@ -20,14 +19,6 @@ pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(
 /// `value` as JSON text for JS.
 pub(crate) fn json<T: Serialize + ?Sized>(value: &T) -> Result<String, JsValue> {
     serde_json::to_string(value).map_err(|e| to_js(&SkimError::internal(e.to_string())))
-}
-
-/// Ranges as flat `[start, end, …]` numbers.
-pub(crate) fn flat(ranges: &[Range<u64>]) -> Vec<f64> {
-    ranges
-        .iter()
-        .flat_map(|r| [r.start as f64, r.end as f64])
-        .collect()
 }
 
 /// Largest integer a JS number holds exactly.

@@ -14,7 +14,7 @@ use bytes::Bytes;
 use js_sys::{Array, Uint8Array};
 use parquet_skim_core::{
     bloom_ranges_for, bytes_cache::ByteCache, ipc::schema_to_ipc, page_layout::PageLayouts,
-    plan_scan_with, projection::Projection, FileSummary, ParquetFile, ScanRequest,
+    plan::ByteRange, plan_scan_with, projection::Projection, FileSummary, ParquetFile, ScanRequest,
 };
 use wasm_bindgen::prelude::*;
 
@@ -104,18 +104,18 @@ impl JsFile {
         js_result(schema_to_ipc(projection.output_schema())).map(|b| Uint8Array::from(&b[..]))
     }
 
-    /// Bloom filter ranges that would help plan `request` and are not fetched yet, as flat
-    /// `[start, end, …]`. Fetch them, `pushBloom` each, then `planScan`.
+    /// Bloom filter ranges that would help plan `request` and are not fetched yet, as the JSON
+    /// of `ByteRange[]`. Fetch them, `pushBloom` each, then `planScan`.
     #[wasm_bindgen(js_name = bloomRanges)]
-    pub fn bloom_ranges(&self, request: &str) -> Result<Vec<f64>, JsValue> {
+    pub fn bloom_ranges(&self, request: &str) -> Result<String, JsValue> {
         let request: ScanRequest = js_result(parse_json("scan options", request))?;
         let ranges = js_result(bloom_ranges_for(&self.file, &request))?;
         let blooms = self.blooms.borrow();
-        Ok(ranges
+        let missing: Vec<ByteRange> = ranges
             .into_iter()
             .filter(|r| blooms.get(&(r.start..r.end)).is_none())
-            .flat_map(|r| [r.start as f64, r.end as f64])
-            .collect())
+            .collect();
+        json(&missing)
     }
 
     /// Keeps fetched bloom filter bytes starting at `start` for planning.
@@ -129,16 +129,14 @@ impl JsFile {
     }
 
     /// The bytes to read so that `request`'s column chunks without an offset index have their
-    /// pages walked as far as its rows, as flat `[start, end, …]`; empty when nothing (more) is
-    /// to learn. Fetch them, `pushPageBytes` each, and ask again (a few rounds), then `planScan`.
+    /// pages walked as far as its rows, as the JSON of `ByteRange[]`; empty when nothing (more)
+    /// is to learn. Fetch them, `pushPageBytes` each, and ask again (a few rounds), then
+    /// `planScan`.
     #[wasm_bindgen(js_name = pageRanges)]
-    pub fn page_ranges(&self, request: &str) -> Result<Vec<f64>, JsValue> {
+    pub fn page_ranges(&self, request: &str) -> Result<String, JsValue> {
         let request: ScanRequest = js_result(parse_json("scan options", request))?;
         let ranges = js_result(self.layouts.borrow_mut().wanted(&self.file, &request))?;
-        Ok(ranges
-            .into_iter()
-            .flat_map(|r| [r.start as f64, r.end as f64])
-            .collect())
+        json(&ranges)
     }
 
     /// Keeps bytes read for `pageRanges`, starting at `start`, until the next `planScan`.

@@ -3,10 +3,11 @@
 
 use bytes::Bytes;
 use js_sys::Uint8Array;
+use parquet_skim_core::plan::ByteRange;
 use parquet_skim_core::{LoadStep, MetadataLoader, OpenOptions, ParquetFile, SkimError};
 use wasm_bindgen::prelude::*;
 
-use crate::args::{flat, parse_json, position};
+use crate::args::{json, parse_json, position};
 use crate::bindings::JsFile;
 use crate::js_error::{js_result, to_js};
 
@@ -44,18 +45,20 @@ impl JsMetadataLoader {
         js_result(self.loader.push(start..start + bytes.len() as u64, bytes))
     }
 
-    /// Decodes as far as the pushed bytes allow: the ranges still needed as flat
-    /// `[start, end, …]`, or none once the metadata is decoded (then `finish`).
-    pub fn needs(&mut self) -> Result<Vec<f64>, JsValue> {
+    /// Decodes as far as the pushed bytes allow: the ranges still needed, as the JSON of
+    /// `ByteRange[]`, or none once the metadata is decoded (then `finish`).
+    pub fn needs(&mut self) -> Result<String, JsValue> {
         if self.loaded.is_some() {
-            return Ok(Vec::new());
+            return json(&[] as &[ByteRange]);
         }
         match js_result(self.loader.try_load())? {
             LoadStep::Loaded(file) => {
                 self.loaded = Some(*file);
-                Ok(Vec::new())
+                json(&[] as &[ByteRange])
             }
-            LoadStep::NeedsRanges(ranges) => Ok(flat(&ranges)),
+            LoadStep::NeedsRanges(ranges) => {
+                json(&ranges.into_iter().map(ByteRange::from).collect::<Vec<_>>())
+            }
         }
     }
 

@@ -4,13 +4,14 @@
 //! when it is done.
 
 use bytes::Bytes;
-use js_sys::{Array, Object, Reflect, Uint8Array};
-use parquet_skim_core::{BoundScan, ScanSpec, TaskDecoder, TaskRun, TaskSpec};
+use js_sys::Uint8Array;
+use parquet_skim_core::plan::ByteRange;
+use parquet_skim_core::{BoundScan, ScanSpec, SkimError, TaskDecoder, TaskRun, TaskSpec, TaskStep};
 use wasm_bindgen::prelude::*;
 
-use crate::args::{flat, json, parse_json, position};
+use crate::args::{json, parse_json, position};
 use crate::bindings::JsFile;
-use crate::js_error::js_result;
+use crate::js_error::{js_result, to_js};
 use crate::worker_cache;
 
 /// A scan of one file, bound once: what its tasks share (columns, filter, aggregates, limits).
@@ -36,6 +37,8 @@ pub struct JsTask {
     cache_key: Option<String>,
     scan_id: u64,
     evicted: Vec<String>,
+    /// The output of a task that is done, until `takeIpc`.
+    ipc: Option<Vec<u8>>,
 }
 
 #[wasm_bindgen(js_class = Task)]
@@ -51,6 +54,7 @@ impl JsTask {
             cache_key: spec.cache_key.clone(),
             scan_id: scan.spec().scan_id,
             evicted,
+            ipc: None,
         })
     }
 
@@ -61,43 +65,45 @@ impl JsTask {
         js_result(self.decoder.push(start..start + bytes.len() as u64, bytes))
     }
 
-    /// Decodes as far as the pushed bytes allow — at most `maxBatches` batches when given. Returns
-    /// `{needs: [start, end, ...]}`, `{yielded: true}` (stopped at `maxBatches`: call again), or
-    /// `{ipc: Uint8Array, rows, batches, partials?}` (`partials`: JSON, for aggregate tasks).
-    pub fn run(&mut self, max_batches: Option<u32>) -> Result<Object, JsValue> {
-        let out = Object::new();
+    /// Decodes as far as the pushed bytes allow — at most `maxBatches` batches when given — and
+    /// returns the JSON of a `TaskStep`: `needs` (push those ranges, run again), `yielded` (run
+    /// again) or `done` (then `takeIpc` has the output).
+    pub fn run(&mut self, max_batches: Option<u32>) -> Result<String, JsValue> {
         let step = match max_batches {
             None => js_result(self.decoder.run()).map(Some)?,
             Some(max) => js_result(self.decoder.run_sliced(max as usize))?,
         };
-        let Some(step) = step else {
-            Reflect::set(&out, &"yielded".into(), &true.into())?;
-            return Ok(out);
-        };
-        match step {
-            TaskRun::NeedsRanges(ranges) => {
-                let needs: Array = flat(&ranges).into_iter().map(JsValue::from).collect();
-                Reflect::set(&out, &"needs".into(), &needs)?;
-            }
-            TaskRun::Done(mut output) => {
-                Reflect::set(&out, &"ipc".into(), &Uint8Array::from(&output.ipc[..]))?;
-                Reflect::set(&out, &"rows".into(), &(output.rows as f64).into())?;
-                Reflect::set(&out, &"batches".into(), &(output.batches as f64).into())?;
-                Reflect::set(
-                    &out,
-                    &"rowsFromCache".into(),
-                    &(output.rows_from_cache as f64).into(),
-                )?;
-                if let Some(partials) = &output.partials {
-                    Reflect::set(&out, &"partials".into(), &json(partials)?.into())?;
-                }
-                if let Some(key) = self.cache_key.take() {
+        let step = match step {
+            None => TaskStep::Yielded,
+            Some(TaskRun::NeedsRanges(ranges)) => TaskStep::Needs {
+                ranges: ranges.into_iter().map(ByteRange::from).collect(),
+            },
+            Some(TaskRun::Done(mut output)) => {
+                let cache = self.cache_key.take().map(|key| {
                     let evicted = std::mem::take(&mut self.evicted);
-                    let report = worker_cache::check_in(key, &mut output, self.scan_id, evicted);
-                    Reflect::set(&out, &"cache".into(), &json(&report)?.into())?;
+                    worker_cache::check_in(key, &mut output, self.scan_id, evicted)
+                });
+                self.ipc = Some(std::mem::take(&mut output.ipc));
+                TaskStep::Done {
+                    rows: output.rows,
+                    batches: output.batches,
+                    rows_from_cache: output.rows_from_cache,
+                    partials: output.partials,
+                    cache,
                 }
             }
-        }
-        Ok(out)
+        };
+        json(&step)
+    }
+
+    /// The Arrow IPC stream of a task that is done (once).
+    #[wasm_bindgen(js_name = takeIpc)]
+    pub fn take_ipc(&mut self) -> Result<Uint8Array, JsValue> {
+        let ipc = self.ipc.take().ok_or_else(|| {
+            to_js(&SkimError::internal(
+                "takeIpc before the task was done, or twice",
+            ))
+        })?;
+        Ok(Uint8Array::from(&ipc[..]))
     }
 }

@@ -521,7 +521,7 @@ export class Dataset {
       },
     });
     for await (const { state, result } of run) {
-      const partials = JSON.parse(result.partials ?? 'null') as Partial[] | null;
+      const partials = result.partials ?? null;
       if (partials === null) throw new ParquetSkimError('INTERNAL', 'an aggregate task returned no partials');
       for (const [j, partial] of partials.entries()) add(state.aggregateIndex?.[j] ?? j, partial);
       stats.rowsOut += result.rows;

@@ -5,12 +5,10 @@
  * less than a round trip) and the merged request stays within `maxRequestBytes` (so one huge
  * request does not serialize what could be fetched in parallel). Ranges are half-open.
  */
+import type { ByteRange } from '../wasm/contract.js';
 
-/** A half-open byte range `[start, end)`. */
-export interface ByteRange {
-  start: number;
-  end: number;
-}
+/** A half-open byte range `[start, end)`: the one form ranges have, the core's `ByteRange`. */
+export type { ByteRange };
 
 /** Default largest gap read through to merge two ranges. */
 export const DEFAULT_GAP_BYTES = 64 * 1024;

@@ -3,6 +3,7 @@
  * task's prefetched chunks, asking for more bytes through `fetchMore` if the decoder needs them.
  * Implemented by {@link WorkerPool} (browsers) and {@link InlineExecutor} (Node, or `workers: 0`).
  */
+import type { ByteRange, Partial } from '../wasm/contract.js';
 import type { CacheReport, Chunk } from '../worker/protocol.js';
 import type { CacheDelta } from './cache-keys.js';
 
@@ -42,8 +43,8 @@ export interface TaskJob {
   plannedBytes: number;
   /** The same for the task's whole scan (all its tasks): how big a query it belongs to. */
   scanPlannedBytes: number;
-  /** Reads more bytes: flat `[start, end, …]` ranges. */
-  fetchMore(ranges: number[]): Promise<Chunk[]>;
+  /** Reads more bytes. */
+  fetchMore(ranges: ByteRange[]): Promise<Chunk[]>;
   signal?: AbortSignal;
 }
 
@@ -55,8 +56,8 @@ export interface TaskResult {
   decodeMs: number;
   /** From `run()` to the task starting in its host (a worker still starting, or busy). */
   queueMs: number;
-  /** Aggregate tasks: partial results (JSON). */
-  partials?: string;
+  /** Aggregate tasks: partial results, in spec order. */
+  partials?: Partial[];
   /** Output rows of filter columns served from the predicate cache instead of decoded twice. */
   rowsFromCache: number;
   /** Bytes of the WebAssembly memory of the worker (or thread) that ran the task, after it. */

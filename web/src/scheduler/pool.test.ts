@@ -231,7 +231,7 @@ describe('WorkerPool', () => {
     const third = pool.run(job({ signal: queued.signal }));
     const [a] = worker.tasks();
     expect(worker.tasks()).toHaveLength(1);
-    worker.answer({ kind: 'needs', taskId: a?.taskId ?? -1, ranges: [0, 10] });
+    worker.answer({ kind: 'needs', taskId: a?.taskId ?? -1, ranges: [{ start: 0, end: 10 }] });
     // While the first waits for bytes, the worker decodes the second.
     expect(worker.tasks()).toHaveLength(2);
     queued.abort(new Error('not wanted'));
@@ -260,7 +260,7 @@ describe('WorkerPool', () => {
     worker.answer({ kind: 'ready' });
     const waiting = pool.run(job());
     const [a] = worker.tasks();
-    worker.answer({ kind: 'needs', taskId: a?.taskId ?? -1, ranges: [0, 10] });
+    worker.answer({ kind: 'needs', taskId: a?.taskId ?? -1, ranges: [{ start: 0, end: 10 }] });
     const decoding = new AbortController();
     const aborted = pool.run(job({ signal: decoding.signal }));
     expect(worker.tasks()).toHaveLength(2);

@@ -368,13 +368,7 @@ async function runTask(
     chunks,
     plannedBytes,
     scanPlannedBytes,
-    fetchMore: (flat: number[]): Promise<Chunk[]> => io.read(reader, pairs(flat), signal, cost.output),
+    fetchMore: (ranges: ByteRange[]): Promise<Chunk[]> => io.read(reader, ranges, signal, cost.output),
     signal,
   });
-}
-
-function pairs(flat: number[]): ByteRange[] {
-  const ranges: ByteRange[] = [];
-  for (let i = 0; i + 1 < flat.length; i += 2) ranges.push({ start: flat[i] as number, end: flat[i + 1] as number });
-  return ranges;
 }

@@ -1,12 +1,12 @@
 /**
  * Messages between the scheduler and a task host (a Web Worker, or the inline host in Node).
  *
- * Discriminated unions on `kind`, named fields, byte ranges as flat `[start, end, …]` number
- * arrays (half-open). Every request that expects an answer carries an id; every answer names
+ * Discriminated unions on `kind`, named fields, byte ranges as `ByteRange` objects (half-open),
+ * task results as the core's `TaskStep` values. Every request that expects an answer carries an id; every answer names
  * it, so nothing is left pending when a worker dies: the client rejects whatever it still holds.
  */
 import type { SerializedError } from '../errors.js';
-import type { CacheReport, CacheStats } from '../wasm/contract.js';
+import type { ByteRange, CacheReport, CacheStats, Partial } from '../wasm/contract.js';
 
 /** Bytes of a file starting at `start`. */
 export interface Chunk {
@@ -44,7 +44,7 @@ export type HostResponse =
   | { kind: 'ready' }
   /** The host ran its warm-up pass before any task (see `TaskHost.warmUp`), in `ms`. */
   | { kind: 'warmed'; ms: number }
-  | { kind: 'needs'; taskId: number; ranges: number[] }
+  | { kind: 'needs'; taskId: number; ranges: ByteRange[] }
   /** The task used its slice (`sliceMs`) with more to decode: `resumeTask` goes on. */
   | { kind: 'yielded'; taskId: number }
   | {
@@ -56,8 +56,8 @@ export type HostResponse =
       decodeMs: number;
       /** When the host started the task: `performance.timeOrigin + performance.now()` there. */
       startedAt: number;
-      /** Aggregate tasks: the partial results as JSON. */
-      partials?: string;
+      /** Aggregate tasks: the partial results, in spec order. */
+      partials?: Partial[];
       /** Output rows of filter columns served from the predicate cache. */
       rowsFromCache: number;
       /** The host's WebAssembly memory after the task: its high-water mark so far. */

@@ -11,23 +11,12 @@
  * happen here, in one pass, on one thread.
  */
 import { serializeError } from '../errors.js';
+import type { TaskStep } from '../wasm/contract.js';
 import type { ParquetFileHandle, Scan, Task } from '../wasm/parquet_skim_wasm.js';
 import { type Wasm, wasmMemoryBytes } from '../wasm-loader.js';
-import type { CacheReport, Chunk, HostRequest, HostResponse } from './protocol.js';
+import type { Chunk, HostRequest, HostResponse } from './protocol.js';
 
 type FileHandle = ParquetFileHandle;
-
-/** What the core's `Task.run` returns. */
-interface TaskRunResult {
-  needs?: number[];
-  yielded?: boolean;
-  ipc?: Uint8Array;
-  rows?: number;
-  batches?: number;
-  partials?: string;
-  rowsFromCache?: number;
-  cache?: string;
-}
 
 /** Runs host requests against an instantiated core. */
 export class TaskHost {
@@ -181,37 +170,33 @@ export class TaskHost {
   /** Runs `task` until it needs bytes or is done — or, decoded in slices, its slice is used up. */
   private step(taskId: number, task: Task, started: number): HostResponse {
     const slice = this.sliceMs.get(taskId);
-    let result: TaskRunResult;
-    if (slice === undefined) result = task.run() as TaskRunResult;
+    let step: TaskStep;
+    if (slice === undefined) step = JSON.parse(task.run()) as TaskStep;
     else {
       // A batch at a time: a batch cannot be split, so that is as fine as a slice gets.
-      do result = task.run(1) as TaskRunResult;
-      while (result.yielded === true && performance.now() - started < slice);
+      do step = JSON.parse(task.run(1)) as TaskStep;
+      while (step.kind === 'yielded' && performance.now() - started < slice);
     }
     const spent = (this.taskMs.get(taskId) ?? 0) + performance.now() - started;
-    if (result.yielded === true) {
+    if (step.kind !== 'done') {
       this.taskMs.set(taskId, spent);
-      return { kind: 'yielded', taskId };
-    }
-    if (result.needs !== undefined) {
-      this.taskMs.set(taskId, spent);
-      return { kind: 'needs', taskId, ranges: result.needs };
+      return step.kind === 'yielded' ? { kind: 'yielded', taskId } : { kind: 'needs', taskId, ranges: step.ranges };
     }
     const startedAt = this.taskStartedAt.get(taskId) ?? performance.timeOrigin + started;
+    const ipc = task.takeIpc();
     this.finish(taskId);
-    if (result.ipc === undefined) throw new Error('task finished without output');
     return {
       kind: 'done',
       taskId,
-      ipc: result.ipc,
-      rows: result.rows ?? 0,
-      batches: result.batches ?? 0,
+      ipc,
+      rows: step.rows,
+      batches: step.batches,
       decodeMs: spent,
       startedAt,
-      rowsFromCache: result.rowsFromCache ?? 0,
+      rowsFromCache: step.rowsFromCache,
       wasmMemoryBytes: wasmMemoryBytes(),
-      ...(result.partials !== undefined ? { partials: result.partials } : {}),
-      ...(result.cache !== undefined ? { cache: JSON.parse(result.cache) as CacheReport } : {}),
+      ...(step.partials !== null ? { partials: step.partials } : {}),
+      ...(step.cache !== null ? { cache: step.cache } : {}),
     };
   }
 
