@@ -23,7 +23,7 @@ import type { Executor } from './scheduler/executor.js';
 import { DEFAULT_INLINE_SCAN_BYTES, DEFAULT_INLINE_TASK_BYTES, HybridExecutor } from './scheduler/hybrid.js';
 import { InlineExecutor } from './scheduler/inline.js';
 import { WorkerPool } from './scheduler/pool.js';
-import type { ByteRange } from './wasm/contract.js';
+import type { ByteRange, DecodeLimits } from './wasm/contract.js';
 import type { ParquetFileHandle } from './wasm/parquet_skim_wasm.js';
 import { checkWasmSimd, compileWasm, EVALUATED_AT, instantiateWasm, type Wasm } from './wasm-loader.js';
 
@@ -322,7 +322,7 @@ export class Reader {
     tail.catch(() => undefined);
     try {
       const wasm = await this.loading;
-      const handle = await loadMetadata(wasm, reads, await tail, options.maxMetadataBytes);
+      const handle = await loadMetadata(wasm, reads, await tail, options.maxMetadataBytes, limits);
       this.assertOpen();
       const fileId = this.nextFileId++;
       return new ParquetFile(
@@ -427,10 +427,13 @@ async function loadMetadata(
   source: Source,
   tail: { start: number; data: Uint8Array },
   maxMetadataBytes: number | undefined,
+  limits: Partial<DecodeLimits>,
 ): Promise<ParquetFileHandle> {
+  // Checked by the core (a bad one fails the open), then used by every scan of the file.
   const options = {
     ...(maxMetadataBytes === undefined ? {} : { maxMetadataBytes }),
     ...(ARROW_READS_VIEWS ? {} : { viewTypes: false }),
+    ...(Object.keys(limits).length > 0 ? { limits } : {}),
   };
   const openOptions = Object.keys(options).length === 0 ? undefined : JSON.stringify(options);
   const loader = new wasm.MetadataLoader(source.fileLen ?? tail.start + tail.data.byteLength, openOptions);
@@ -484,36 +487,15 @@ function fileKeyOf(source: ParquetSource, version: string | undefined, size: num
 }
 
 /**
- * The most `maxPageBytes` and `maxBatchBytes` may be: a page or batch of 1 GiB already needs
- * about 3 GiB of a worker's 4 GiB of WebAssembly memory (decompressed page, decoded arrays with
- * doubling capacity, the IPC copy). `large_string_map` (rows of 1 GiB) with both at 2 GiB − 1
- * exhausted a worker's memory — a trap after 16 s — instead of being refused with `TOO_LARGE`.
+ * The decoding limits of an open, as the core takes them (`DecodeLimits`): passed through, not
+ * checked here — the core checks them (`OpenOptions::checked`, at open) in one place.
  */
-const MAX_PAGE_OR_BATCH_BYTES = 2 ** 30;
-
-/** The decoding limits of an open, checked; the scan-time ones are added to each scan request. */
-function decodingLimits(options: OpenOptions): Record<string, unknown> {
+function decodingLimits(options: OpenOptions): Partial<DecodeLimits> {
   const limits: Record<string, unknown> = {};
-  for (const name of ['maxMetadataBytes', 'maxPageBytes', 'maxChunkBytes', 'maxBatchBytes'] as const) {
-    const value = options[name];
-    if (value === undefined) continue;
-    if (!Number.isSafeInteger(value) || value < 1) throw invalidArgument(name, 'a whole number of bytes >= 1', value);
-    // Past this the worker would trap on memory instead of refusing the file.
-    if ((name === 'maxPageBytes' || name === 'maxBatchBytes') && value > MAX_PAGE_OR_BATCH_BYTES) {
-      throw invalidArgument(
-        name,
-        `at most ${MAX_PAGE_OR_BATCH_BYTES} bytes (1 GiB: decoding one needs about 3 GiB of a worker's 4 GiB of WebAssembly memory)`,
-        value,
-      );
-    }
-    if (name !== 'maxMetadataBytes') limits[name] = value;
+  for (const name of ['maxPageBytes', 'maxChunkBytes', 'maxBatchBytes', 'verifyChecksums'] as const) {
+    if (options[name] !== undefined) limits[name] = options[name];
   }
-  if (options.verifyChecksums !== undefined) {
-    if (typeof options.verifyChecksums !== 'boolean')
-      throw invalidArgument('verifyChecksums', 'a boolean', options.verifyChecksums);
-    limits.verifyChecksums = options.verifyChecksums;
-  }
-  return limits;
+  return limits as Partial<DecodeLimits>;
 }
 
 /** The request options of an open, checked, with their defaults. */

@@ -53,6 +53,24 @@ pub struct OpenOptions {
     /// have no view types (apache-arrow JS before 21.2).
     #[serde(default = "default_true")]
     pub view_types: bool,
+    /// The decoding limits every scan of the file will use: checked at open, so a bad one fails
+    /// the open, not the first scan.
+    #[serde(default)]
+    pub limits: DecodeLimits,
+}
+
+impl OpenOptions {
+    /// The options, checked: a footer limit of at least one byte, and the decoding limits.
+    pub fn checked(self) -> Result<Self> {
+        if self.max_metadata_bytes == 0 {
+            return Err(SkimError::invalid_argument(
+                "maxMetadataBytes",
+                "expected a whole number of bytes >= 1, got 0",
+            ));
+        }
+        self.limits.checked()?;
+        Ok(self)
+    }
 }
 
 impl Default for OpenOptions {
@@ -60,6 +78,7 @@ impl Default for OpenOptions {
         Self {
             max_metadata_bytes: DEFAULT_MAX_METADATA_BYTES,
             view_types: true,
+            limits: DecodeLimits::default(),
         }
     }
 }
@@ -85,6 +104,46 @@ pub struct DecodeLimits {
     pub max_batch_bytes: u64,
     /// Check the CRC-32 of pages that carry one (`INVALID_FILE` on a mismatch; default true).
     pub verify_checksums: bool,
+}
+
+/// The most `maxPageBytes` and `maxBatchBytes` may be: a page or batch of 1 GiB already needs
+/// about 3 GiB of a worker's 4 GiB of WebAssembly memory (decompressed page, decoded arrays with
+/// doubling capacity, the IPC copy). `large_string_map` (rows of 1 GiB) with both at 2 GiB − 1
+/// exhausted a worker's memory — a trap after 16 s — instead of being refused with `TOO_LARGE`.
+pub const MAX_PAGE_OR_BATCH_BYTES: u64 = 1 << 30;
+
+impl DecodeLimits {
+    /// The limits, checked (the one place options are validated; the JS package passes them
+    /// through): each at least one byte, pages and batches at most [`MAX_PAGE_OR_BATCH_BYTES`].
+    pub fn checked(self) -> Result<Self> {
+        for (name, value) in [
+            ("maxChunkBytes", self.max_chunk_bytes),
+            ("maxPageBytes", self.max_page_bytes),
+            ("maxBatchBytes", self.max_batch_bytes),
+        ] {
+            if value == 0 {
+                return Err(SkimError::invalid_argument(
+                    name,
+                    "expected a whole number of bytes >= 1, got 0",
+                ));
+            }
+        }
+        for (name, value) in [
+            ("maxPageBytes", self.max_page_bytes),
+            ("maxBatchBytes", self.max_batch_bytes),
+        ] {
+            if value > MAX_PAGE_OR_BATCH_BYTES {
+                return Err(SkimError::invalid_argument(
+                    name,
+                    format!(
+                        "expected at most {MAX_PAGE_OR_BATCH_BYTES} bytes (1 GiB: decoding one \
+                         needs about 3 GiB of a worker's 4 GiB of WebAssembly memory), got {value}"
+                    ),
+                ));
+            }
+        }
+        Ok(self)
+    }
 }
 
 impl Default for DecodeLimits {
@@ -174,6 +233,36 @@ pub(crate) fn check_batch(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn limits_are_checked_in_one_place() {
+        assert!(DecodeLimits::default().checked().is_ok());
+        let zero = DecodeLimits {
+            max_batch_bytes: 0,
+            ..Default::default()
+        };
+        let err = zero.checked().expect_err("zero");
+        assert_eq!(err.code(), "INVALID_ARGUMENT");
+        assert!(err.to_string().contains("maxBatchBytes"), "{err}");
+        let huge = DecodeLimits {
+            max_page_bytes: MAX_PAGE_OR_BATCH_BYTES + 1,
+            ..Default::default()
+        };
+        let err = huge.checked().expect_err("huge");
+        assert!(err.to_string().contains("maxPageBytes") && err.to_string().contains("1 GiB"));
+        // A chunk may be larger than a page or batch.
+        let chunk = DecodeLimits {
+            max_chunk_bytes: 1 << 40,
+            max_page_bytes: MAX_PAGE_OR_BATCH_BYTES,
+            ..Default::default()
+        };
+        assert!(chunk.checked().is_ok());
+        let open = OpenOptions {
+            max_metadata_bytes: 0,
+            ..Default::default()
+        };
+        assert!(open.checked().is_err());
+    }
 
     #[test]
     fn batches_shrink_to_fit_and_a_row_over_the_limit_is_refused() {

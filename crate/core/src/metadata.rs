@@ -338,6 +338,7 @@ impl ParquetFile {
         let mut loader = MetadataLoader::try_new(file_len)?.with_options(OpenOptions {
             max_metadata_bytes: u64::MAX,
             view_types,
+            ..OpenOptions::default()
         });
         for (range, bytes) in footer {
             loader.push(range, bytes)?;

@@ -261,6 +261,7 @@ pub fn plan_scan_with(
     layouts: &PageLayouts,
 ) -> Result<ReadPlan> {
     let batch_size = checked_batch_size(request.batch_size)?;
+    request.limits.checked()?;
     let aggregate_request;
     let request = match &request.aggregates {
         None => checked_columns(request)?,

@@ -12,8 +12,10 @@ pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(
     what: &str,
     text: &str,
 ) -> Result<T, SkimError> {
-    serde_json::from_str(text)
-        .map_err(|e| SkimError::invalid_argument(what, format!("expected valid {what}: {e}")))
+    // serde names what it expected and found, and where: the text itself shows which value.
+    serde_json::from_str(text).map_err(|e| {
+        SkimError::invalid_argument(what, format!("expected valid {what}: {e}, in {text}"))
+    })
 }
 
 /// `value` as JSON text for JS.

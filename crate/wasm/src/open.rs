@@ -31,6 +31,7 @@ impl JsMetadataLoader {
             Some(text) => js_result(parse_json("open options", &text))?,
             None => OpenOptions::default(),
         };
+        let options = js_result(options.checked())?;
         let loader = js_result(MetadataLoader::try_new(file_len))?.with_options(options);
         Ok(Self {
             loader,
