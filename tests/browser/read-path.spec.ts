@@ -97,6 +97,25 @@ test('URL, File (file chooser), Blob and ArrayBuffer sources return identical ta
   for (const name of ['file', 'blob', 'arrayBuffer', 'uint8Array']) expect(result[name]).toBe(result.url);
 });
 
+test('the page decodes its own tasks in slices, yielding to the event loop between them', async ({ harness }) => {
+  const result = await harness.evaluate(async () => {
+    const { skim } = window.harness;
+    const reader = await skim.createReader({ workers: 0 });
+    const file = await reader.open('/data/alltypes_tiny_pages.parquet');
+    const whole = await file.scan({ columns: ['id', 'string_col'] }).toTable();
+    const before = reader.stats().workers.pageSlices;
+    // 7,300 batches of one row: far past one 8 ms slice.
+    const sliced = await file.scan({ columns: ['id', 'string_col'], batchSize: 1 }).toTable();
+    const slices = reader.stats().workers.pageSlices - before;
+    const same = JSON.stringify(sliced.getChild('id')?.toArray()) === JSON.stringify(whole.getChild('id')?.toArray());
+    reader.dispose();
+    return { slices, rows: sliced.numRows, same };
+  });
+  expect(result.slices).toBeGreaterThan(0);
+  expect(result.rows).toBe(7300);
+  expect(result.same).toBe(true);
+});
+
 test('range requests work from a Worker scope too', async ({ harness }) => {
   const result = await harness.evaluate(() =>
     window.harness.openInWorker('/data/alltypes_tiny_pages.parquet', ['id', 'string_col']),

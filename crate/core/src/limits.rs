@@ -53,8 +53,8 @@ pub struct OpenOptions {
     /// have no view types (apache-arrow JS before 21.2).
     #[serde(default = "default_true")]
     pub view_types: bool,
-    /// The decoding limits every scan of the file will use: checked at open, so a bad one fails
-    /// the open, not the first scan.
+    /// The decoding limits the caller will give every scan of the file: checked at open, so a bad
+    /// one fails the open, not the first scan (each scan request carries them again).
     #[serde(default)]
     pub limits: DecodeLimits,
 }

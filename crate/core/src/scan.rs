@@ -69,6 +69,7 @@ impl BoundScan {
     /// Binds `spec` to `file`: an unknown column or a filter that does not type-check fails here,
     /// once, not in each task.
     pub fn try_new(file: &ParquetFile, spec: ScanSpec) -> Result<Self> {
+        spec.limits.checked()?;
         let projection = Projection::try_new(file, spec.columns.as_deref())?;
         let filter = spec
             .filter

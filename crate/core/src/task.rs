@@ -10,7 +10,8 @@
 //! ```
 //!
 //! Without a filter the caller pushes every planned range before the first `run`, and a task
-//! completes in one call. With a filter, `NeedsRanges` is the normal second phase of the
+//! completes in one call (or in several of [`TaskDecoder::run_sliced`], a few batches each, on
+//! a thread that must stay responsive). With a filter, `NeedsRanges` is the normal second phase of the
 //! two-phase I/O: the caller pushes the filter columns' pages, and the decoder, once the filter
 //! has said which rows survive, asks for the output pages that hold them (unless the caller
 //! prefetched the plan's upper bound because it was small). Each batch is

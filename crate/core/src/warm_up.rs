@@ -69,7 +69,7 @@ pub fn warm_up(depth: Depth) -> Result<u64> {
         if depth == Depth::Plan {
             continue;
         }
-        let scan = BoundScan::try_new(&file, plan.scan.clone())?;
+        let scan = plan.bind(&file)?;
         for task in &plan.tasks {
             rows += decode(&scan, task)?;
         }

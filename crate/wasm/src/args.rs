@@ -12,9 +12,16 @@ pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(
     what: &str,
     text: &str,
 ) -> Result<T, SkimError> {
-    // serde names what it expected and found, and where: the text itself shows which value.
+    // serde names what it expected and found, and where. The open options (the caller's own few
+    // values) are shown too, to point at the one; nothing else is — a scan's options carry the
+    // file's URL, which may hold a presigned token.
     serde_json::from_str(text).map_err(|e| {
-        SkimError::invalid_argument(what, format!("expected valid {what}: {e}, in {text}"))
+        let shown = if what == "open options" && text.len() <= 300 {
+            format!(", in {text}")
+        } else {
+            String::new()
+        };
+        SkimError::invalid_argument(what, format!("expected valid {what}: {e}{shown}"))
     })
 }
 

@@ -5,7 +5,7 @@
 //!   thin wrappers over `parquet-skim-core`
 //! - [`task`]: a scan's API (bound once per scan) and one read task's
 //! - [`worker_cache`]: the worker's cross-scan cache, checked out and in by tasks
-//! - [`args`]: JSON, positions and ranges across the boundary
+//! - [`args`]: JSON and positions across the boundary
 //! - [`js_error`]: `SkimError` → a JS `Error` with `name` and a stable `code`
 //! - [`panic`]: keeps a panic's message for the error that reports the trap
 //!

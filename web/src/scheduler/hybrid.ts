@@ -13,7 +13,8 @@
  *
  * "Small" is `inlineTaskBytes` of planned bytes (default 4 MiB: a first page of rows or a lookup);
  * bigger tasks would hold the page's thread for tens of milliseconds or more. A small task decodes
- * in one slice: a batch cannot be split, and a first batch of cold code takes 15–50 ms.
+ * in slices of a batch at a time, yielding every 8 ms (`PAGE_SLICE_MS`); a batch cannot be split,
+ * and a first batch of cold code takes 15–50 ms.
  *
  * Once workers are ready, a whole *query* that small — every task of its scan within
  * `inlineScanBytes` (default 2 MiB) — still decodes on the page when the page is idle. A hop to a

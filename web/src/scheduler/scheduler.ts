@@ -143,33 +143,8 @@ export async function* runParts(
   // the tasks in flight each time a task's result did not end the scan (so `limit: 100` over a
   // filter that matches early fetches one task's pages, not a window's).
   let window = limited ? 1 : fullWindow;
-  // Every task known so far, in scan order, with its part and planned bytes (consulted by the
-  // bounds below on every launch).
-  const known: Array<{ part: ScanPart; task: PlannedTask; bytes: number }> = [];
-  // Parts pulled so far: their scans are closed wherever they were sent when this one ends.
-  const pulled: ScanPart[] = [];
-  let exhausted = false;
-  let scanPlannedBytes = 0;
-  const pull = async (): Promise<boolean> => {
-    while (!exhausted) {
-      const next = await parts.next();
-      if (next.done === true) {
-        exhausted = true;
-        break;
-      }
-      const part = next.value;
-      if (part.tasks.length === 0) continue;
-      pulled.push(part);
-      for (const task of part.tasks) {
-        const bytes = bytesOf(task);
-        scanPlannedBytes += bytes;
-        known.push({ part, task, bytes });
-      }
-      context.executor.prepare?.(part.file, scanPlannedBytes);
-      return true;
-    }
-    return false;
-  };
+  const tasks = new KnownTasks(parts, context.executor);
+  const { known } = tasks;
   const running: Array<Promise<TaskResult> | undefined> = [];
   // Reads shared by small neighbouring tasks, by task index (see sharedReadGroup).
   const shared = new Map<number, Promise<Chunk[]>>();
@@ -179,7 +154,7 @@ export async function* runParts(
   try {
     for (let next = 0; ; next++) {
       while (launched - next < window) {
-        if (launched === known.length && !(await pull())) break;
+        if (launched === known.length && !(await tasks.pull())) break;
         const { part, task, bytes } = known[launched] as (typeof known)[number];
         // Read-ahead is bounded by bytes too: a slow consumer never has more than this fetched,
         // nor more than this decoded.
@@ -188,16 +163,8 @@ export async function* runParts(
         bytesAhead += bytes;
         const index = launched;
         decoded.launch(index, bytes);
-        if (!shared.has(index)) {
-          const group = sharedReadGroup(known, index, context);
-          if (group.indexes.length > 1) {
-            const phase = readsOf(part, task, context).phase;
-            const read = context.io.read(part.reader, group.ranges, signal, part.cost[phase]);
-            read.catch(() => undefined);
-            for (const k of group.indexes) shared.set(k, read);
-          }
-        }
-        const promise = runTask(part, task, bytes, context, signal, scanPlannedBytes, shared.get(index));
+        if (!shared.has(index)) startSharedRead(known, index, context, signal, shared);
+        const promise = runTask(part, task, bytes, context, signal, tasks.plannedBytes, shared.get(index));
         shared.delete(index);
         // Failures surface when the consumer reaches this task; until then they are handled.
         promise.then((result) => decoded.finish(index, result.ipc.byteLength)).catch(() => undefined);
@@ -219,6 +186,8 @@ export async function* runParts(
       decoded.take(next);
       bytesAhead -= bytes;
       yield outcome;
+      // A part's tasks are known all at once: past its last one, its scan is done everywhere.
+      if (known[next + 1]?.part !== part) tasks.close(part);
       window = Math.min(fullWindow, window * 2);
     }
   } finally {
@@ -227,8 +196,73 @@ export async function* runParts(
     if (launched > 0 && running.some((p) => p !== undefined)) {
       internal.abort(new DOMException('scan ended early', 'AbortError'));
     }
-    for (const part of pulled) context.executor.closeScan(part.scan.scanId);
+    tasks.closeAll();
   }
+}
+
+/**
+ * The tasks of a multi-part scan known so far, in scan order, with their part and planned bytes
+ * (consulted by the read-ahead bounds on every launch): parts are pulled one at a time, as the
+ * window needs their tasks. Every part pulled has its scan closed wherever it was sent — when its
+ * last task is taken, or when the scan ends.
+ */
+class KnownTasks {
+  readonly known: Array<{ part: ScanPart; task: PlannedTask; bytes: number }> = [];
+  /** Planned bytes of every task known so far: how big a query this is. */
+  plannedBytes = 0;
+  private readonly open = new Set<ScanPart>();
+  private exhausted = false;
+
+  constructor(
+    private readonly parts: AsyncIterator<ScanPart>,
+    private readonly executor: Executor,
+  ) {}
+
+  /** Pulls the next part with tasks; false when there is none. */
+  async pull(): Promise<boolean> {
+    while (!this.exhausted) {
+      const next = await this.parts.next();
+      if (next.done === true) {
+        this.exhausted = true;
+        break;
+      }
+      const part = next.value;
+      if (part.tasks.length === 0) continue;
+      this.open.add(part);
+      for (const task of part.tasks) {
+        const bytes = bytesOf(task);
+        this.plannedBytes += bytes;
+        this.known.push({ part, task, bytes });
+      }
+      this.executor.prepare?.(part.file, this.plannedBytes);
+      return true;
+    }
+    return false;
+  }
+
+  close(part: ScanPart): void {
+    if (this.open.delete(part)) this.executor.closeScan(part.scan.scanId);
+  }
+
+  closeAll(): void {
+    for (const part of this.open) this.close(part);
+  }
+}
+
+/** Starts the read task `index` shares with its small neighbours, if it shares one ({@link sharedReadGroup}). */
+function startSharedRead(
+  known: KnownTasks['known'],
+  index: number,
+  context: SchedulerContext,
+  signal: AbortSignal,
+  shared: Map<number, Promise<Chunk[]>>,
+): void {
+  const group = sharedReadGroup(known, index, context);
+  if (group.indexes.length <= 1) return;
+  const { part, task } = known[index] as KnownTasks['known'][number];
+  const read = context.io.read(part.reader, group.ranges, signal, part.cost[readsOf(part, task, context).phase]);
+  read.catch(() => undefined);
+  for (const k of group.indexes) shared.set(k, read);
 }
 
 /**

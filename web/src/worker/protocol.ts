@@ -1,8 +1,8 @@
 /**
  * Messages between the scheduler and a task host (a Web Worker, or the inline host in Node).
  *
- * Discriminated unions on `kind`, named fields, byte ranges as `ByteRange` objects (half-open),
- * task results as the core's `TaskStep` values. Every request that expects an answer carries an id; every answer names
+ * Discriminated unions on `kind`, named fields, byte ranges as the core's `ByteRange` objects
+ * (half-open); a task's answers mirror the core's `TaskStep` (needs, yielded, done). Every request that expects an answer carries an id; every answer names
  * it, so nothing is left pending when a worker dies: the client rejects whatever it still holds.
  */
 import type { SerializedError } from '../errors.js';
