@@ -11,7 +11,7 @@ import { expect, test } from './fixtures.ts';
 
 test('a trapping worker is replaced and retried once, then the scan fails with WORKER_CRASHED', async ({ harness }) => {
   const result = await harness.evaluate(async () => {
-    const { skim, describeError } = window.harness;
+    const { skim, describeError, rewriteTaskSpecs } = window.harness;
     // Every task to a worker (none decoded on the page), even this small file's.
     const reader = await skim.createReader({
       workers: 2,
@@ -19,20 +19,12 @@ test('a trapping worker is replaced and retried once, then the scan fails with W
       wasmUrl: '/test-hooks/parquet_skim_wasm_bg.wasm',
     });
     const file = await reader.open('/data/alltypes_tiny_pages.parquet');
-    const post = Worker.prototype.postMessage;
     let injected = 0;
-    Worker.prototype.postMessage = function (this: Worker, message: unknown, transfer?: unknown) {
-      const m = message as { kind?: string; spec?: string };
-      if (m?.kind === 'runTask' && typeof m.spec === 'string') {
-        const spec = JSON.parse(m.spec) as { taskIdx: number };
-        if (spec.taskIdx === 0) {
-          injected += 1;
-          const panicForTest = 'injected by worker-crash.spec';
-          message = { ...m, spec: JSON.stringify({ ...spec, panicForTest }) };
-        }
-      }
-      return (post as (this: Worker, m: unknown, t?: unknown) => void).call(this, message, transfer);
-    } as typeof post;
+    const restore = rewriteTaskSpecs((spec) => {
+      if (spec.taskIdx !== 0) return undefined;
+      injected += 1;
+      return { ...spec, panicForTest: 'injected by worker-crash.spec' };
+    });
     // The workers start with the first task.
     const startedBefore = 2;
     let error: ReturnType<typeof describeError> | null = null;
@@ -41,7 +33,7 @@ test('a trapping worker is replaced and retried once, then the scan fails with W
     } catch (e) {
       error = describeError(e);
     } finally {
-      Worker.prototype.postMessage = post;
+      restore();
     }
     const startedAfter = reader.stats().workers.started;
     // The pool is whole and the next scan (of an intact file) works.
@@ -81,25 +73,17 @@ test('the package’s own core has no test hooks: an injected panicForTest is re
   harness,
 }) => {
   const result = await harness.evaluate(async () => {
-    const { skim, describeError } = window.harness;
+    const { skim, describeError, rewriteTaskSpecs } = window.harness;
     const reader = await skim.createReader({ workers: 2, inlineTaskBytes: 0 });
     const file = await reader.open('/data/alltypes_tiny_pages.parquet');
-    const post = Worker.prototype.postMessage;
-    Worker.prototype.postMessage = function (this: Worker, message: unknown, transfer?: unknown) {
-      const m = message as { kind?: string; spec?: string };
-      if (m?.kind === 'runTask' && typeof m.spec === 'string') {
-        const spec = JSON.parse(m.spec) as object;
-        message = { ...m, spec: JSON.stringify({ ...spec, panicForTest: 'must not run' }) };
-      }
-      return (post as (this: Worker, m: unknown, t?: unknown) => void).call(this, message, transfer);
-    } as typeof post;
+    const restore = rewriteTaskSpecs((spec) => ({ ...spec, panicForTest: 'must not run' }));
     let error: ReturnType<typeof describeError> | null = null;
     try {
       await file.scan().toTable();
     } catch (e) {
       error = describeError(e);
     } finally {
-      Worker.prototype.postMessage = post;
+      restore();
     }
     const started = reader.stats().workers.started;
     reader.dispose();

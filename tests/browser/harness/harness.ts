@@ -57,6 +57,25 @@ function describeError(error: unknown): {
   };
 }
 
+/**
+ * Rewrites the task specs the page posts to its workers: `edit` gets each `runTask`'s spec and
+ * returns the spec to send instead (or undefined: unchanged). Returns the undo.
+ */
+function rewriteTaskSpecs(edit: (spec: { taskIdx: number }) => object | undefined): () => void {
+  const post = Worker.prototype.postMessage;
+  Worker.prototype.postMessage = function (this: Worker, message: unknown, transfer?: unknown) {
+    const m = message as { kind?: string; spec?: string };
+    if (m?.kind === 'runTask' && typeof m.spec === 'string') {
+      const edited = edit(JSON.parse(m.spec) as { taskIdx: number });
+      if (edited !== undefined) message = { ...m, spec: JSON.stringify(edited) };
+    }
+    return (post as (this: Worker, m: unknown, t?: unknown) => void).call(this, message, transfer);
+  } as typeof post;
+  return () => {
+    Worker.prototype.postMessage = post;
+  };
+}
+
 const harness = {
   skim,
   tableFromIPC,
@@ -66,6 +85,7 @@ const harness = {
   chosenFile,
   chosenFolder,
   describeError,
+  rewriteTaskSpecs,
 };
 
 declare global {
