@@ -9,7 +9,8 @@
  * write-others.py makes it). Prints every failure with its message, and the totals; exits 1 on any.
  * A full run (1,000 opens or more) also writes bench/results/<date>-stress-<engine>.json.
  *
- * Usage: node tests/bench/engine-stress.mjs [engine] [opens]   (after `npm run build`); JSC_*
+ * Usage: node tests/bench/engine-stress.mjs [engine] [opens] [opens per page]   (after `npm run
+ * build`; opens per page defaults to 50 — 1 makes every open a page's first, cold one); JSC_*
  * environment variables are passed to WebKit's JavaScriptCore (e.g. JSC_useOMGJIT=0).
  */
 import { readFile, writeFile } from 'node:fs/promises';
@@ -24,7 +25,7 @@ import { LOOKUP_KEY } from './peers-page/queries.mjs';
 
 const engineName = process.argv[2] ?? 'webkit';
 const OPENS = Number(process.argv[3] ?? 1000);
-const PER_PAGE = 50;
+const PER_PAGE = Number(process.argv[4] ?? 50);
 const FILE = 'lineitem-sf1-tpchgen.parquet';
 const DATA_DIR = path.join(repo, 'tests/.cache/data');
 const PAGE_DIR = path.join(repo, 'tests/.cache/stress-page');
@@ -49,6 +50,7 @@ async function expectedAnswers() {
 async function opensInPage({ url, n, first, lookupKey }) {
   const { createReader } = window.stress;
   const out = [];
+  let rechecksSeen = 0;
   for (let i = 0; i < n; i++) {
     const query = (first + i) % 2 === 0 ? 'first100' : 'lookup';
     const reader = await createReader();
@@ -59,7 +61,10 @@ async function opensInPage({ url, n, first, lookupKey }) {
       const batches = [];
       for await (const batch of scan) batches.push(batch);
       const { trapsOnPage } = reader.stats().workers;
-      out.push({ query, answer: window.stress.answerOf(query, 'lineitem', { batches }), trapsOnPage });
+      // The page's count (all its readers): this open's share.
+      const rechecked = reader.stats().rechecks.passed - rechecksSeen;
+      rechecksSeen += rechecked;
+      out.push({ query, answer: window.stress.answerOf(query, 'lineitem', { batches }), trapsOnPage, rechecked });
     } catch (error) {
       out.push({ query, error: `${error?.code ?? error?.name}: ${error?.message ?? error}` });
     } finally {
@@ -91,6 +96,7 @@ const started = performance.now();
 const failures = [];
 let done = 0;
 let traps = 0;
+let rechecked = 0;
 try {
   while (done < OPENS) {
     const n = Math.min(PER_PAGE, OPENS - done);
@@ -105,6 +111,7 @@ try {
       });
       results.forEach((r, i) => {
         traps += r.trapsOnPage ?? 0;
+        rechecked += r.rechecked ?? 0;
         const ok = r.error === undefined && r.answer === expected[r.query];
         if (!ok) failures.push({ open: done + i, ...r, expected: expected[r.query] });
       });
@@ -120,7 +127,7 @@ try {
 }
 const seconds = ((performance.now() - started) / 1000).toFixed(0);
 console.log(
-  `\n${engine.version}: ${done} opens and scans of ${FILE} in ${seconds} s, ${failures.length} wrong; ${traps} tasks trapped on the page and ran again in a worker`,
+  `\n${engine.version}: ${done} opens and scans of ${FILE} in ${seconds} s, ${failures.length} wrong; ${traps} tasks trapped on the page and ran again in a worker; ${rechecked} decodes failed, ran again and passed (web/src/recheck.ts)`,
 );
 for (const f of failures) console.log(JSON.stringify(f));
 if (OPENS >= 1000) {
@@ -137,6 +144,7 @@ if (OPENS >= 1000) {
     seconds: Number(seconds),
     wrong: failures.length,
     trapsOnPage: traps,
+    rechecksPassed: rechecked,
     failures,
   };
   await writeFile(out, `${JSON.stringify(result, null, 2)}\n`);

@@ -185,6 +185,8 @@ async function measure(engine, pageUrl) {
       : { warmRoundMs: medianBreakdown(runs.flatMap((r) => r.warmRoundMs.map((ms) => ({ ...ms })))) }),
     middle,
     runs: runs.map((r) => ({ coldMs: r.coldMs, coldQueryMs: r.coldQueryMs ?? null, warm: r.warm })),
+    // parquet-skim's decodes that failed, ran again and passed (web/src/recheck.ts), over the runs.
+    ...(runs[0].rechecks === undefined ? {} : { rechecksPassed: runs.reduce((n, r) => n + r.rechecks.passed, 0) }),
   };
 }
 
@@ -247,7 +249,9 @@ async function runCells() {
 
 function summaryLine(cell) {
   const parts = Object.entries(cell.systems).map(([name, r]) =>
-    r.error === undefined ? `${name} ${r.coldMs.toFixed(0)}/${r.warmMs.toFixed(0)}` : `${name} error`,
+    r.error === undefined
+      ? `${name} ${r.coldMs.toFixed(0)}/${r.warmMs.toFixed(0)}${r.rechecksPassed > 0 ? ` (${r.rechecksPassed} decodes rechecked and passed)` : ''}`
+      : `${name} error`,
   );
   return `${cell.engine} ${cell.data} ${cell.query} +${cell.latencyMs}ms: cold/warm ms: ${parts.join(', ')}; floor ${cell.floor.coldMs.toFixed(0)}/${cell.floor.warmMs.toFixed(0)}`;
 }

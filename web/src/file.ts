@@ -14,6 +14,7 @@ import type { ByteRange } from './io/coalesce.js';
 import type { IoQueue } from './io/io-queue.js';
 import type { Source } from './io/source.js';
 import type { FileMetadata, RequestLogEntry } from './metadata.js';
+import { recheck } from './recheck.js';
 import { type RowGroupFate, Scan, type ScanStats } from './scan.js';
 import type { Executor, FileFooter, TaskResult } from './scheduler/executor.js';
 import { type PhaseCosts, type ReadPlan, runPlan, type ScanPart, scanRef } from './scheduler/scheduler.js';
@@ -135,13 +136,13 @@ export class ParquetFile {
    * wait for it.
    */
   get schema(): Schema {
-    this.schemaOf ??= schemaFromIpc(this.handle.schemaIpc());
+    this.schemaOf ??= schemaFromIpc(recheck(() => this.handle.schemaIpc()));
     return this.schemaOf;
   }
 
   /** Row groups, column chunks, statistics, key-value metadata… (built on first use). */
   get metadata(): FileMetadata {
-    this.metadataOf ??= JSON.parse(this.handle.summary()) as FileMetadata;
+    this.metadataOf ??= JSON.parse(recheck(() => this.handle.summary())) as FileMetadata;
     return this.metadataOf;
   }
 
@@ -209,12 +210,12 @@ export class ParquetFile {
         ...(columnCacheBytes > 0 ? { fileKey: this.fileKey, columnCacheBytes, scanId: nextScanId++ } : {}),
       };
       let request = JSON.stringify(fields);
-      let plan = JSON.parse(this.handle.planScan(request)) as ReadPlan;
+      let plan = JSON.parse(recheck(() => this.handle.planScan(request))) as ReadPlan;
       const workers = this.context.executor.concurrency;
       if (plan.tasks.length < 2 * workers && plan.stats.rowsScanned >= 2 * MIN_TASK_ROWS) {
         const targetTaskRows = Math.max(MIN_TASK_ROWS, Math.ceil(plan.stats.rowsScanned / (2 * workers)));
         request = JSON.stringify({ ...fields, targetTaskRows });
-        plan = JSON.parse(this.handle.planScan(request)) as ReadPlan;
+        plan = JSON.parse(recheck(() => this.handle.planScan(request))) as ReadPlan;
       }
       const stats = statsOf(plan, this.context);
       stats.timeline.startedAt = startedAt;
@@ -284,7 +285,7 @@ export class ParquetFile {
     const { request, stats } = planned;
     // A new plan keeps the scan's counters and its timeline (the caller holds it).
     const replan = () => {
-      planned.plan = JSON.parse(this.handle.planScan(request)) as ReadPlan;
+      planned.plan = JSON.parse(recheck(() => this.handle.planScan(request))) as ReadPlan;
       const { timeline, pageWalkRounds } = stats;
       Object.assign(stats, statsOf(planned.plan, this.context), { timeline, pageWalkRounds });
     };
@@ -305,7 +306,7 @@ export class ParquetFile {
     const planned = this.plan(fields, startedAt);
     return {
       planned,
-      schemaIpc: () => this.handle.scanSchemaIpc(planned.request),
+      schemaIpc: () => recheck(() => this.handle.scanSchemaIpc(planned.request)),
       prepare: (signal, cost) => this.preparePart(planned, signal, cost),
     };
   }
@@ -365,7 +366,7 @@ export class ParquetFile {
     const planned = this.plan(fields, startedAt);
     let schemaIpc: Uint8Array;
     try {
-      schemaIpc = this.handle.scanSchemaIpc(planned.request);
+      schemaIpc = recheck(() => this.handle.scanSchemaIpc(planned.request));
     } catch (error) {
       throw toSkimError(error);
     }

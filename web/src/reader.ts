@@ -19,12 +19,13 @@ import type { FilterAst } from './filter.js';
 import type { HttpOptions } from './io/http.js';
 import { IoQueue } from './io/io-queue.js';
 import { BlobSource, BytesSource, HttpSource, type Source } from './io/source.js';
+import { recheck, rechecks } from './recheck.js';
 import type { Executor } from './scheduler/executor.js';
 import { DEFAULT_INLINE_SCAN_BYTES, DEFAULT_INLINE_TASK_BYTES, HybridExecutor } from './scheduler/hybrid.js';
 import { InlineExecutor } from './scheduler/inline.js';
 import { WorkerPool } from './scheduler/pool.js';
 import type { ByteRange, DecodeLimits } from './wasm/contract.js';
-import type { ParquetFileHandle } from './wasm/parquet_skim_wasm.js';
+import type { MetadataLoader, ParquetFileHandle } from './wasm/parquet_skim_wasm.js';
 import { checkWasmSimd, compileWasm, EVALUATED_AT, instantiateWasm, type Wasm } from './wasm-loader.js';
 
 declare global {
@@ -212,6 +213,13 @@ export interface ReaderStats {
      */
     pageSlices: number;
   };
+  /**
+   * Decodes on this page (or, in Node, this process: every reader of it) that failed with an error
+   * the JavaScript engine may have caused — the file read as invalid, or an internal error — and
+   * so ran again (a task in a worker, opening and planning on the page); `passed`: those whose
+   * second run read the file. A pass means the first failure was the engine's (seen in WebKit).
+   */
+  rechecks: { ran: number; passed: number };
 }
 
 /** Default predicate-cache budget of a reader. */
@@ -299,7 +307,7 @@ export class Reader {
       trapsOnPage: hybrid?.trapsOnPage ?? 0,
       pageSlices: inline?.slices ?? 0,
     };
-    return { startup: { ...this.startup }, workers: { ...workers, ...onPage } };
+    return { startup: { ...this.startup }, workers: { ...workers, ...onPage }, rechecks: { ...rechecks } };
   }
 
   /** Decoding workers alive now (0 when decoding inline, and before they are started). */
@@ -419,10 +427,11 @@ export class Reader {
 }
 
 /**
- * Decodes a file's metadata from the open's tail read, reading more where the footer or page
- * index does not fit in it (one request per ask: their pieces are adjacent).
+ * @internal Decodes a file's metadata from the open's tail read, reading more where the footer or
+ * page index does not fit in it (one request per ask: their pieces are adjacent). A decode that
+ * fails as the engine might make it fail is looked at again from the bytes read (recheck.ts).
  */
-async function loadMetadata(
+export async function loadMetadata(
   wasm: Wasm,
   source: Source,
   tail: { start: number; data: Uint8Array },
@@ -436,11 +445,23 @@ async function loadMetadata(
     ...(Object.keys(limits).length > 0 ? { limits } : {}),
   };
   const openOptions = Object.keys(options).length === 0 ? undefined : JSON.stringify(options);
-  const loader = new wasm.MetadataLoader(source.fileLen ?? tail.start + tail.data.byteLength, openOptions);
+  const fileLen = source.fileLen ?? tail.start + tail.data.byteLength;
+  // What was read, kept so that a decode that may have been the engine's fault can be looked at
+  // again from the start (recheck.ts).
+  const chunks = [tail];
+  const loaderOf = (): MetadataLoader => {
+    const fresh = new wasm.MetadataLoader(fileLen, openOptions);
+    for (const chunk of chunks) fresh.push(chunk.start, chunk.data);
+    return fresh;
+  };
+  let loader = loaderOf();
+  const again = () => {
+    loader.free();
+    loader = loaderOf();
+  };
   try {
-    loader.push(tail.start, tail.data);
     for (;;) {
-      const needs = JSON.parse(loader.needs()) as ByteRange[];
+      const needs = recheck(() => JSON.parse(loader.needs()) as ByteRange[], again);
       if (needs.length === 0) return loader.finish();
       let start = Number.POSITIVE_INFINITY;
       let end = 0;
@@ -448,7 +469,9 @@ async function loadMetadata(
         start = Math.min(start, range.start);
         end = Math.max(end, range.end);
       }
-      loader.push(start, await source.read(start, end));
+      const data = await source.read(start, end);
+      chunks.push({ start, data });
+      loader.push(start, data);
     }
   } finally {
     loader.free();

@@ -127,6 +127,8 @@ try {
     answer,
     breakdown,
     rounds,
+    // Decodes the engine may have failed that ran again (and passed): see web/src/recheck.ts.
+    rechecks: reader.stats().rechecks,
   });
   reader.dispose();
 } catch (error) {

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { type ErrorCode, ParquetSkimError } from '../errors.js';
+import { rechecks } from '../recheck.js';
 import type { FileFooter, TaskJob, TaskResult } from './executor.js';
 import { HybridExecutor } from './hybrid.js';
 import type { InlineExecutor } from './inline.js';
@@ -15,7 +17,7 @@ const result = (ms: number): TaskResult => ({
 });
 
 /** Stand-ins that record where each task ran (the real ones need a core and workers). */
-function executors(options: { trapOnPage?: boolean } = {}) {
+function executors(options: { trapOnPage?: boolean; failOnPage?: string; failInWorker?: string } = {}) {
   const ran: string[] = [];
   const page = {
     trapped: false,
@@ -26,6 +28,7 @@ function executors(options: { trapOnPage?: boolean } = {}) {
         page.trapped = true;
         throw new Error('RuntimeError: Out of bounds memory access');
       }
+      if (options.failOnPage !== undefined) throw new ParquetSkimError(options.failOnPage as ErrorCode, 'on the page');
       return result(1);
     },
     holds: () => false,
@@ -47,6 +50,9 @@ function executors(options: { trapOnPage?: boolean } = {}) {
     },
     run: async (job: TaskJob) => {
       ran.push(`worker:${job.spec}`);
+      if (options.failInWorker !== undefined) {
+        throw new ParquetSkimError(options.failInWorker as ErrorCode, 'in the worker');
+      }
       return result(2);
     },
     holds: () => false,
@@ -124,5 +130,24 @@ describe('HybridExecutor', () => {
     pool.anyReady = false;
     await hybrid.run(job('after', 500));
     expect(ran.at(-1)).toBe('worker:after');
+  });
+
+  it('has a worker look again at a task the page read as invalid; its answer is the one', async () => {
+    const before = { ...rechecks };
+    const passes = executors({ failOnPage: 'INVALID_FILE' });
+    expect((await passes.hybrid.run(job('flaky', 500))).decodeMs).toBe(2);
+    expect(passes.ran).toEqual(['page:flaky', 'worker:flaky']);
+    // Not a trap: the page keeps decoding small tasks.
+    expect(passes.page.trapped).toBe(false);
+    expect([rechecks.ran - before.ran, rechecks.passed - before.passed]).toEqual([1, 1]);
+
+    const fails = executors({ failOnPage: 'INVALID_FILE', failInWorker: 'INVALID_FILE' });
+    await expect(fails.hybrid.run(job('broken', 500))).rejects.toThrow('in the worker');
+    expect([rechecks.ran - before.ran, rechecks.passed - before.passed]).toEqual([2, 1]);
+
+    // An error that says the same every time is not looked at again.
+    const refused = executors({ failOnPage: 'TOO_LARGE' });
+    await expect(refused.hybrid.run(job('huge-page', 500))).rejects.toThrow('on the page');
+    expect(refused.ran).toEqual(['page:huge-page']);
   });
 });

@@ -34,7 +34,14 @@
  * task there), not when it is opened: each worker decodes the footer on its own thread, and four
  * workers doing so on two cores slowed the page's own small query that followed the open. In
  * WebKit (4 workers), warm, TPC-H SF1 first 100 rows: 56 → 46 ms, against 38 ms with no workers.
+ *
+ * A task that fails on the page is not always the file's fault. One that traps runs again in a
+ * worker, and the page decodes no more (its instance's state is then unknown); one that reads the
+ * file as invalid (or fails inside the core) runs again in a worker too, whose answer — rows or the
+ * same error — is the scan's (`recheck.ts`: WebKit's optimizing tier has been seen to do both).
  */
+
+import { mayBeEngineFault, rechecks } from '../recheck.js';
 import type { ParquetFileHandle } from '../wasm/parquet_skim_wasm.js';
 import type { Executor, FileFooter, TaskJob, TaskResult } from './executor.js';
 import type { InlineExecutor } from './inline.js';
@@ -71,14 +78,20 @@ export class HybridExecutor implements Executor {
     const smallQuery = job.scanPlannedBytes <= this.inlineScanBytes && this.inline.idle;
     if (small && !this.inline.trapped && (cachedHere || !this.pool.anyReady || smallQuery)) {
       this.tasksInline += 1;
-      const result = this.inline.run(job).catch((error: unknown) => {
+      const result = this.inline.run(job).catch(async (error: unknown) => {
         // A trap on the page's instance (seen in WebKit, ~1 in 1,000 tasks, only with its
         // optimizing tier on): the task runs again in a worker, and the page decodes no more.
         if (this.inline.trapped) {
           this.trapsOnPage += 1;
           return this.pool.run(job);
         }
-        throw error;
+        // A file read as invalid on the page may be the engine's fault too (recheck.ts): a
+        // worker looks at the task again, and its answer — rows or the same error — is the one.
+        if (!mayBeEngineFault(error) || job.signal?.aborted === true) throw error;
+        rechecks.ran += 1;
+        const again = await this.pool.run(job);
+        rechecks.passed += 1;
+        return again;
       });
       // The first query is (about to be) answered: start the workers for the next one.
       result.finally(() => setTimeout(() => this.pool.start(), 0)).catch(() => undefined);
