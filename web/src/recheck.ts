@@ -14,9 +14,10 @@
  *
  * So a decode that fails with a code such a fault produces ({@link mayBeEngineFault}) runs once
  * more: a valid file then reads, an invalid one fails the same way at the cost of one more decode
- * (the error reported is the second one). Tasks are looked at again in a worker
- * (`scheduler/hybrid.ts`); the page's own decodes — opening, schemas, plans — here, on the page.
- * {@link rechecks} counts both outcomes for `reader.stats()`.
+ * (the error reported is the second one). A task is looked at again in a worker (one that
+ * failed on the page: `scheduler/hybrid.ts`; in a worker: `scheduler/pool.ts`, its bytes read
+ * again); the page's own decodes — opening, schemas, plans — here, on the page. {@link rechecks}
+ * counts both outcomes for `reader.stats()`.
  */
 import { isAbortError, toSkimError } from './errors.js';
 

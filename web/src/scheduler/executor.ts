@@ -46,6 +46,11 @@ export interface TaskJob {
   /** Reads more bytes. */
   fetchMore(ranges: ByteRange[]): Promise<Chunk[]>;
   signal?: AbortSignal;
+  /**
+   * This run is the second look at a task whose decode failed as the engine might make it fail
+   * (`recheck.ts`): a failure now is the task's error, not looked at again.
+   */
+  rechecked?: boolean;
 }
 
 /** What a finished task returns. */

@@ -89,7 +89,7 @@ export class HybridExecutor implements Executor {
         // worker looks at the task again, and its answer — rows or the same error — is the one.
         if (!mayBeEngineFault(error) || job.signal?.aborted === true) throw error;
         rechecks.ran += 1;
-        const again = await this.pool.run(job);
+        const again = await this.pool.run({ ...job, rechecked: true });
         rechecks.passed += 1;
         return again;
       });

@@ -4,6 +4,7 @@
  * waiting for bytes, dispose with work pending.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { rechecks } from '../recheck.js';
 import type { HostRequest, HostResponse } from '../worker/protocol.js';
 import type { FileFooter, TaskJob } from './executor.js';
 
@@ -290,13 +291,54 @@ describe('WorkerPool', () => {
     await tick();
     const worker = FakeWorker.all[0] as FakeWorker;
     const failing = pool.run(job());
-    const [task] = worker.tasks();
-    worker.answer({
+    const fail = (code: string) => {
+      const task = worker.tasks().at(-1);
+      worker.answer({
+        kind: 'failed',
+        taskId: task?.taskId ?? -1,
+        error: { name: 'ParquetSkimError', code, message: `bad page (${code})` },
+      });
+    };
+    fail('TOO_LARGE');
+    await expect(failing).rejects.toMatchObject({ code: 'TOO_LARGE' });
+    expect(worker.tasks()).toHaveLength(1);
+    expect(worker.terminated).toBe(false);
+    pool.dispose();
+  });
+
+  it('runs a task read as invalid once more (the engine may be at fault); the second answer is the one', async () => {
+    const pool = new WorkerPool(1, module);
+    await tick();
+    const worker = FakeWorker.all[0] as FakeWorker;
+    worker.answer({ kind: 'ready' });
+    const before = { ...rechecks };
+    const invalid = (taskId: number): HostResponse => ({
       kind: 'failed',
-      taskId: task?.taskId ?? -1,
-      error: { name: 'ParquetSkimError', code: 'INVALID_FILE', message: 'bad page' },
+      taskId,
+      error: { name: 'ParquetSkimError', code: 'INVALID_FILE', message: `bad page ${taskId}` },
     });
-    await expect(failing).rejects.toMatchObject({ code: 'INVALID_FILE' });
+    const lastTask = () => worker.tasks().at(-1)?.taskId ?? -1;
+
+    const passes = pool.run(job());
+    worker.answer(invalid(lastTask()));
+    await tick();
+    expect(worker.tasks()).toHaveLength(2);
+    worker.answer(done(lastTask()));
+    await expect(passes).resolves.toMatchObject({ rows: 1 });
+
+    const fails = pool.run(job());
+    worker.answer(invalid(lastTask()));
+    await tick();
+    worker.answer(invalid(lastTask()));
+    await expect(fails).rejects.toThrow(`bad page ${lastTask()}`);
+    expect(worker.tasks()).toHaveLength(4);
+
+    // Already a second look (the page's failure, rechecked here): not looked at a third time.
+    const second = pool.run(job({ rechecked: true }));
+    worker.answer(invalid(lastTask()));
+    await expect(second).rejects.toMatchObject({ code: 'INVALID_FILE' });
+    expect(worker.tasks()).toHaveLength(5);
+    expect([rechecks.ran - before.ran, rechecks.passed - before.passed]).toEqual([2, 1]);
     expect(worker.terminated).toBe(false);
     pool.dispose();
   });

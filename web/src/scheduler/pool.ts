@@ -10,6 +10,8 @@
  * - A worker that crashes (an uncaught error, a message that cannot be read, or a WebAssembly
  *   trap reported by its host) is terminated and replaced; its task is retried once on a fresh
  *   worker, then fails with `WORKER_CRASHED`.
+ * - A task a worker reads as invalid (or fails inside the core) runs once more, its bytes asked
+ *   for again: the engine may be at fault (`recheck.ts`); its second answer is the one.
  * - Aborting a job's signal removes it from the queue; a job waiting for bytes is dropped from
  *   its worker; one being decoded has its worker terminated and replaced (the worker's other
  *   task goes back to the queue, without counting as an attempt). It rejects with the reason.
@@ -20,6 +22,7 @@
  * once; a task then carries only what differs per task); task chunks are transferred.
  */
 import { abortReason, ParquetSkimError, toSkimError } from '../errors.js';
+import { mayBeEngineFault, rechecks } from '../recheck.js';
 import { type HostRequest, type HostResponse, ownedChunks, transferablesOf } from '../worker/protocol.js';
 import { startWorker } from '../worker-script.js';
 import { CacheKeys } from './cache-keys.js';
@@ -38,6 +41,8 @@ interface Job {
   queuedAt: number;
   settled: boolean;
   onAbort: (() => void) | null;
+  /** Its decode failed as the engine might make it fail, and it runs again (`recheck.ts`). */
+  rechecking: boolean;
 }
 
 interface Slot {
@@ -178,6 +183,7 @@ export class WorkerPool implements Executor {
         queuedAt: performance.timeOrigin + performance.now(),
         settled: false,
         onAbort: null,
+        rechecking: false,
       };
       const { signal } = task;
       if (signal !== undefined) {
@@ -398,6 +404,7 @@ export class WorkerPool implements Executor {
         if (job === null) return;
         const cacheDelta = slot.cache.update(message.cache);
         this.detach(job);
+        if (job.rechecking) rechecks.passed += 1;
         this.settle(job, {
           result: {
             ipc: message.ipc,
@@ -423,12 +430,27 @@ export class WorkerPool implements Executor {
         }
         if (job !== null) {
           this.detach(job);
-          this.settle(job, { error: toSkimError(message.error) });
+          const error = toSkimError(message.error);
+          if (this.mayRecheck(job, error)) {
+            // A file read as invalid may be the engine's fault (recheck.ts): once more, on the
+            // first worker free; its bytes are asked for again (they were transferred).
+            job.rechecking = true;
+            rechecks.ran += 1;
+            this.queue.unshift(job);
+          } else {
+            this.settle(job, { error });
+          }
         }
         this.pump();
         return;
       }
     }
+  }
+
+  /** Whether `job`'s failure gets a second look: once per task, and not after a crash's retry. */
+  private mayRecheck(job: Job, error: Error): boolean {
+    const first = job.task.rechecked !== true && !job.rechecking && job.attempts === 0;
+    return first && job.task.signal?.aborted !== true && mayBeEngineFault(error);
   }
 
   /**
