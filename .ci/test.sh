@@ -16,6 +16,7 @@ cargo clippy --locked --workspace --all-targets -- -D warnings
 cargo clippy --locked --target wasm32-unknown-unknown -p parquet-skim-wasm -- -D warnings
 step "tsc --noEmit (strict)"
 npx tsc --noEmit -p web/tsconfig.json
+npx tsc --noEmit -p web/tsconfig.tests.json
 npx tsc --noEmit -p tests/tsconfig.json
 npx tsc --noEmit -p web/explorer/tsconfig.json
 step "biome (lint + format)"

@@ -24,7 +24,7 @@ describe('recheck', () => {
     expect(mayBeEngineFault(Object.assign(new Error('unreachable'), { name: 'RuntimeError' }))).toBe(true);
     expect(mayBeEngineFault(new ParquetSkimError('INVALID_ARGUMENT', 'bad'))).toBe(false);
     expect(mayBeEngineFault(new ParquetSkimError('TOO_LARGE', 'big'))).toBe(false);
-    expect(mayBeEngineFault(new ParquetSkimError('HTTP_ERROR', '500'))).toBe(false);
+    expect(mayBeEngineFault(new ParquetSkimError('HTTP_STATUS', '500'))).toBe(false);
     expect(mayBeEngineFault(new DOMException('stop', 'AbortError'))).toBe(false);
   });
 

@@ -16,6 +16,7 @@ import {
   Uint32,
   Uint64,
   Utf8,
+  type Vector,
   vectorFromArray,
 } from 'apache-arrow';
 import { describe, expect, it } from 'vitest';
@@ -25,7 +26,7 @@ import { conformBatch, unifySchemas, widen } from './schema.js';
 const schema = (...fields: Array<[string, ConstructorParameters<typeof Field>[1], boolean?]>) =>
   new Schema(fields.map(([name, type, nullable]) => new Field(name, type, nullable ?? true)));
 
-function batchOf(columns: Record<string, ReturnType<typeof vectorFromArray>>): RecordBatch {
+function batchOf(columns: Record<string, Vector>): RecordBatch {
   const fields = Object.entries(columns).map(([name, v]) => new Field(name, v.type, true));
   const rows = Object.values(columns)[0]?.length ?? 0;
   const children = Object.values(columns).map((v) => v.data[0]);

@@ -77,7 +77,15 @@ const task = (i: number, ranges: { filter?: Array<[number, number]>; output?: Ar
   }) as PlannedTask;
 
 const plan = (tasks: PlannedTask[], limit: number | null = null): ReadPlan => ({
-  scan: { filter: tasks.some((t) => t.filterRanges.length > 0) ? { op: 'true' } : null },
+  scan: {
+    columns: null,
+    filter: tasks.some((t) => t.filterRanges.length > 0) ? { op: 'isNotNull', column: 'x' } : null,
+    aggregates: null,
+    limits: { maxChunkBytes: 1 << 30, maxPageBytes: 1 << 30, maxBatchBytes: 1 << 30, verifyChecksums: false },
+    predicateCacheBytes: 0,
+    columnCacheBytes: 0,
+    scanId: 0,
+  },
   tasks,
   rows: null,
   offset: 0,
