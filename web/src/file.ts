@@ -51,7 +51,10 @@ export interface ScanProgress {
   bytesFetched: number;
 }
 
-/** Scans planned in this page or process: the workers' caches evict only earlier scans' entries. */
+/**
+ * Scans planned in this page or process, each with its own id: the task hosts know a scan by it,
+ * and the workers' caches evict only earlier scans' entries.
+ */
 let nextScanId = 1;
 
 /** Rows below which a row group is not split into several tasks. */
@@ -207,7 +210,8 @@ export class ParquetFile {
         limits: this.limits,
         pageWalkMinBytes: this.context.pageWalkMinBytes,
         predicateCacheBytes,
-        ...(columnCacheBytes > 0 ? { fileKey: this.fileKey, columnCacheBytes, scanId: nextScanId++ } : {}),
+        ...(columnCacheBytes > 0 ? { fileKey: this.fileKey, columnCacheBytes } : {}),
+        scanId: nextScanId++,
       };
       let request = JSON.stringify(fields);
       let plan = JSON.parse(recheck(() => this.handle.planScan(request))) as ReadPlan;

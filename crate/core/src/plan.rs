@@ -72,8 +72,9 @@ pub struct ScanRequest {
     pub file_key: Option<String>,
     /// Each worker's cross-scan cache budget; 0 or absent turns it off.
     pub column_cache_bytes: Option<u64>,
-    /// Increases with every scan: the cross-scan cache lets a scan evict only entries of
-    /// earlier scans (see `column_cache`).
+    /// Increases with every scan, unique in a page or process: task hosts know the scan by it,
+    /// and the cross-scan cache lets a scan evict only entries of earlier scans (see
+    /// `column_cache`).
     pub scan_id: Option<u64>,
     /// Bytes of column chunks without an offset index (in one row group) worth walking their
     /// page headers for (default

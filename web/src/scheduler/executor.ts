@@ -22,6 +22,7 @@ export interface FileFooter {
  * (then bound to the file there once), and closed when the scan ends.
  */
 export interface ScanRef {
+  /** The scan's id, unique in this page or process (the spec's `scanId`, given at planning). */
   scanId: number;
   /** JSON of the plan's `scan`: columns, filter, aggregates, limits, cache budgets. */
   spec: string;
@@ -108,4 +109,41 @@ export interface Executor {
   closeScan(scanId: number): void;
   /** Ends all work; pending tasks reject with `DISPOSED`. */
   dispose(): void;
+}
+
+/**
+ * What one task host (the page's instance, or a worker) holds: the files whose footers it has
+ * decoded and the scans bound there. A file's scans go with it when it is closed.
+ */
+export class HostHoldings {
+  private readonly files = new Set<number>();
+  /** Scan id → its file's id. */
+  private readonly scans = new Map<number, number>();
+
+  hasFile(fileId: number): boolean {
+    return this.files.has(fileId);
+  }
+
+  addFile(fileId: number): void {
+    this.files.add(fileId);
+  }
+
+  /** Forgets the file and its scans; whether the host held the file. */
+  dropFile(fileId: number): boolean {
+    for (const [scanId, scanFile] of this.scans) if (scanFile === fileId) this.scans.delete(scanId);
+    return this.files.delete(fileId);
+  }
+
+  hasScan(scanId: number): boolean {
+    return this.scans.has(scanId);
+  }
+
+  addScan(scanId: number, fileId: number): void {
+    this.scans.set(scanId, fileId);
+  }
+
+  /** Forgets the scan; whether the host held it. */
+  dropScan(scanId: number): boolean {
+    return this.scans.delete(scanId);
+  }
 }

@@ -8,7 +8,7 @@ import type { Wasm } from '../wasm-loader.js';
 import type { HostResponse } from '../worker/protocol.js';
 import { TaskHost } from '../worker/task-host.js';
 import { CacheKeys } from './cache-keys.js';
-import type { Executor, FileFooter, TaskJob, TaskResult } from './executor.js';
+import { type Executor, type FileFooter, HostHoldings, type TaskJob, type TaskResult } from './executor.js';
 
 /**
  * Most milliseconds a task decodes on the calling thread before it yields to the event loop (then
@@ -47,9 +47,8 @@ export class InlineExecutor implements Executor {
   /** The host, once the core is instantiated (tasks only come after an open, which waits for it). */
   private host: TaskHost | undefined;
   private readonly hosting: Promise<TaskHost>;
-  private readonly opened = new Set<number>();
-  /** Scans shown to the host, and the file each reads. */
-  private readonly scans = new Map<number, number>();
+  /** Files and scans shown to the host. */
+  private readonly held = new HostHoldings();
   private readonly cache = new CacheKeys();
   private nextTaskId = 1;
   private disposed = false;
@@ -102,15 +101,15 @@ export class InlineExecutor implements Executor {
     throwIfAborted(job.signal);
     const host = await this.hosting;
     const { file } = job;
-    if (!this.opened.has(file.fileId)) {
+    if (!this.held.hasFile(file.fileId)) {
       // Not shown before (a file opened by another reader, say): decode its footer.
       checked(host.handle({ kind: 'openFile', ...file }));
-      this.opened.add(file.fileId);
+      this.held.addFile(file.fileId);
     }
     const { scan } = job;
-    if (!this.scans.has(scan.scanId)) {
+    if (!this.held.hasScan(scan.scanId)) {
       host.handle({ kind: 'openScan', scanId: scan.scanId, fileId: file.fileId, spec: scan.spec });
-      this.scans.set(scan.scanId, file.fileId);
+      this.held.addScan(scan.scanId, file.fileId);
     }
     const taskId = this.nextTaskId++;
     let response = host.handle({
@@ -177,17 +176,16 @@ export class InlineExecutor implements Executor {
   openFile(file: FileFooter, handle: object): void {
     // A file is opened after the core is: the host exists.
     this.host?.adopt(file.fileId, handle as ParquetFileHandle);
-    if (this.host !== undefined) this.opened.add(file.fileId);
+    if (this.host !== undefined) this.held.addFile(file.fileId);
   }
 
   closeFile(fileId: number): void {
     this.host?.handle({ kind: 'closeFile', fileId });
-    this.opened.delete(fileId);
-    for (const [scanId, scanFile] of this.scans) if (scanFile === fileId) this.scans.delete(scanId);
+    this.held.dropFile(fileId);
   }
 
   closeScan(scanId: number): void {
-    if (this.scans.delete(scanId)) this.host?.handle({ kind: 'closeScan', scanId });
+    if (this.held.dropScan(scanId)) this.host?.handle({ kind: 'closeScan', scanId });
   }
 
   dispose(): void {

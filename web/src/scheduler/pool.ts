@@ -26,7 +26,7 @@ import { mayBeEngineFault, rechecks } from '../recheck.js';
 import { type HostRequest, type HostResponse, ownedChunks, transferablesOf } from '../worker/protocol.js';
 import { startWorker } from '../worker-script.js';
 import { CacheKeys } from './cache-keys.js';
-import type { Executor, FileFooter, TaskJob, TaskResult } from './executor.js';
+import { type Executor, type FileFooter, HostHoldings, type TaskJob, type TaskResult } from './executor.js';
 
 interface Job {
   task: TaskJob;
@@ -49,9 +49,8 @@ interface Slot {
   worker: Worker;
   /** Frees what starting the worker took (a cross-origin script's `blob:` shim). */
   release(): void;
-  files: Set<number>;
-  /** Scans the worker has been sent (`openScan`), and the file each reads. */
-  scans: Map<number, number>;
+  /** Files (footers) and scans the worker has been sent. */
+  held: HostHoldings;
   /** Tasks living in this worker, decoding or waiting for bytes. */
   jobs: Job[];
   /** What the worker's cross-scan cache holds. */
@@ -213,9 +212,9 @@ export class WorkerPool implements Executor {
     setTimeout(() => {
       if (this.disposed || this.files.get(file.fileId) !== file) return;
       for (const slot of this.slots) {
-        if (slot.files.has(file.fileId)) continue;
+        if (slot.held.hasFile(file.fileId)) continue;
         this.post(slot, { kind: 'openFile', ...file });
-        slot.files.add(file.fileId);
+        slot.held.addFile(file.fileId);
       }
     }, 0);
   }
@@ -224,14 +223,13 @@ export class WorkerPool implements Executor {
     this.files.delete(fileId);
     for (const slot of this.slots) {
       // The worker forgets the file's scans with it.
-      for (const [scanId, scanFile] of slot.scans) if (scanFile === fileId) slot.scans.delete(scanId);
-      if (slot.files.delete(fileId)) this.post(slot, { kind: 'closeFile', fileId });
+      if (slot.held.dropFile(fileId)) this.post(slot, { kind: 'closeFile', fileId });
     }
   }
 
   closeScan(scanId: number): void {
     for (const slot of this.slots) {
-      if (slot.scans.delete(scanId)) this.post(slot, { kind: 'closeScan', scanId });
+      if (slot.held.dropScan(scanId)) this.post(slot, { kind: 'closeScan', scanId });
     }
   }
 
@@ -254,8 +252,7 @@ export class WorkerPool implements Executor {
     const slot: Slot = {
       worker,
       release,
-      files: new Set(),
-      scans: new Map(),
+      held: new HostHoldings(),
       jobs: [],
       cache: new CacheKeys(),
       ready: false,
@@ -340,13 +337,13 @@ export class WorkerPool implements Executor {
     job.posted = true;
     job.taskId = this.nextTaskId++;
     const { file, scan, spec } = job.task;
-    if (!slot.files.has(file.fileId)) {
+    if (!slot.held.hasFile(file.fileId)) {
       this.post(slot, { kind: 'openFile', ...file });
-      slot.files.add(file.fileId);
+      slot.held.addFile(file.fileId);
     }
-    if (!slot.scans.has(scan.scanId)) {
+    if (!slot.held.hasScan(scan.scanId)) {
       this.post(slot, { kind: 'openScan', scanId: scan.scanId, fileId: file.fileId, spec: scan.spec });
-      slot.scans.set(scan.scanId, file.fileId);
+      slot.held.addScan(scan.scanId, file.fileId);
     }
     // Chunks are transferred, so a retry starts with none and asks for what it needs.
     const chunks = ownedChunks(job.task.chunks);

@@ -96,12 +96,10 @@ export const SMALL_TASK_BYTES = 1024 * 1024;
 /** Most planned bytes of the tasks sharing one read. */
 export const SHARED_READ_BYTES = 4 * 1024 * 1024;
 
-let nextScanRef = 1;
-
-/** `plan`'s scan as task hosts get it: an id of its own, and its spec as JSON. */
+/** `plan`'s scan as task hosts get it: its id (given when it was planned) and its spec as JSON. */
 export function scanRef(plan: ReadPlan): ScanRef {
   const filtered = plan.scan.filter !== null;
-  return { scanId: nextScanRef++, spec: JSON.stringify(plan.scan), filtered };
+  return { scanId: plan.scan.scanId, spec: JSON.stringify(plan.scan), filtered };
 }
 
 /** Bytes `ranges` cover. */
