@@ -74,6 +74,18 @@ async function opensInPage({ url, n, first, lookupKey }) {
   return out;
 }
 
+/** A fresh page; a browser that fails to start is tried again (twice), not counted as a wrong read. */
+async function openPage(engine, url) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await engine.open(url);
+    } catch (error) {
+      if (attempt === 3) throw error;
+      console.log(`\n${error.message}; trying again`);
+    }
+  }
+}
+
 async function buildPage() {
   const root = path.join(repo, 'tests/bench/stress-page');
   await build({
@@ -100,7 +112,7 @@ let rechecked = 0;
 try {
   while (done < OPENS) {
     const n = Math.min(PER_PAGE, OPENS - done);
-    const page = await engine.open(`${server.url}/`);
+    const page = await openPage(engine, `${server.url}/`);
     try {
       await page.waitFor('body[data-ready=true]');
       const results = await page.evaluate(opensInPage, {

@@ -20,11 +20,23 @@ const test = base.extend<{ explorerUrl: string }>({
   },
 });
 
-test('opens the sample file from ?url= and shows its schema and first rows', async ({ page, explorerUrl }, info) => {
+test('opens the sample file from ?url= and shows its rows first, then its schema', async ({
+  page,
+  explorerUrl,
+}, info) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
   await page.goto(`${explorerUrl}/?url=/data/lineitem-sf1.parquet`);
   await page.waitForSelector('body[data-state=ready]');
-  await expect(page.locator('#row-count')).toHaveText('100 rows');
-  await expect(page.locator('#rows tbody tr')).toHaveCount(100);
+  // The grid's first block: 200 rows read, the first of them shown.
+  await expect(page.locator('#row-count')).toHaveText('200 rows');
+  await expect(page.locator('#grid-rows tr[data-row="0"]:not(.loading)')).toBeVisible();
+  // Data first: the filter and the grid's first rows are on the first screen.
+  const [filter, firstRow] = await Promise.all([
+    page.locator('#filter-input').boundingBox(),
+    page.locator('#grid-rows tr[data-row="0"]').boundingBox(),
+  ]);
+  expect(filter?.y ?? 9999).toBeLessThan(900);
+  expect((firstRow?.y ?? 9999) + (firstRow?.height ?? 0)).toBeLessThan(900);
   await expect(page.locator('#schema')).toContainText('l_orderkey');
   await expect(page.locator('#summary')).toContainText(/6,001,215|6001215/);
   await page.screenshot({ path: info.outputPath('explorer-sample.png'), fullPage: true });
@@ -45,7 +57,7 @@ test('copies a link that opens the same file', async ({ page, context, explorerU
   const other = await context.newPage();
   await other.goto(link);
   await other.waitForSelector('body[data-state=ready]');
-  await expect(other.locator('#row-count')).toHaveText('100 rows');
+  await expect(other.locator('#row-count')).toHaveText('200 rows');
   await expect(other.locator('#copy-link')).toBeVisible();
 });
 
@@ -72,13 +84,15 @@ test('filters the open file and shows the count the scan reports', async ({ page
   await page.waitForSelector('body[data-state=ready]');
   const expected = await page.evaluate(async () => {
     const { file } = (window as unknown as { explorer: { file?: ParquetFile } }).explorer;
-    const scan = file?.scan({ filter: "l_orderkey < 10 AND l_shipmode = 'AIR'", limit: 100 });
+    const scan = file?.scan({ filter: "l_orderkey < 10 AND l_shipmode = 'AIR'", limit: 200 });
     await scan?.toTable();
     return scan?.stats.rowsOut ?? -1;
   });
   expect(expected).toBeGreaterThan(0);
   await expect(page.locator('#row-count')).toHaveText(`${expected} row${expected === 1 ? '' : 's'}`);
-  await expect(page.locator('#rows tbody tr')).toHaveCount(expected);
+  // The grid shows the matches, and only them.
+  await expect(page.locator('#grid-rows tbody tr[data-row]:not(.loading)')).toHaveCount(expected);
+  await expect(page.locator('#grid')).toHaveAttribute('data-rows', String(expected));
   await expect(page.locator('#scan-stats')).toContainText('skipped 5 of 6 row groups');
   await page.screenshot({ path: info.outputPath('explorer-filter.png'), fullPage: true });
   // A syntax error is shown under the box, with a caret at the position.
@@ -88,7 +102,7 @@ test('filters the open file and shows the count the scan reports', async ({ page
   await expect(page.locator('#filter-error')).toContainText('INVALID_FILTER');
   await expect(page.locator('#filter-error')).toContainText('l_quantity < AND\n             ^');
   // The error replaces the results: no rows, count or query panel of the last filter stay.
-  await expect(page.locator('#rows tbody tr')).toHaveCount(0);
+  await expect(page.locator('#grid-rows tbody tr[data-row]')).toHaveCount(0);
   await expect(page.locator('#match-bar')).toBeHidden();
   await expect(page.locator('#query-card')).toBeHidden();
   await page.screenshot({ path: info.outputPath('explorer-filter-error.png'), fullPage: true });
@@ -160,9 +174,10 @@ test('cancels a long scan: the count stops, the page stays usable, no request is
     await page.waitForSelector('body[data-state=ready]', { timeout: 30_000 });
     await page.fill('#filter-input', "l_comment LIKE '%special%'");
     await page.click('#filter-button');
-    // At once, before any row of the new filter: the old rows are marked stale, the filter says
-    // it is running, and Cancel works.
-    await expect(page.locator('#rows')).toHaveClass(/stale/);
+    // At once, before any row of the new filter: the old rows are gone (loading in their place),
+    // the old stats are marked stale, the filter says it is running, and Cancel works.
+    await expect(page.locator('#grid-rows tr[data-row="0"].loading')).toHaveCount(1);
+    await expect(page.locator('#scan-stats')).toHaveClass(/stale/);
     await expect(page.locator('#match-count')).toHaveText('Filtering…');
     await page.waitForSelector('#cancel-button:not([disabled])', { timeout: 30_000 });
     await page.screenshot({ path: info.outputPath('explorer-long-scan.png') });
@@ -200,6 +215,7 @@ test('the data grid scrolls to row 5,000,000 fetching only the pages it shows; t
     explorer: { file?: ParquetFile; grid?: { scrollToRow(row: number): void; cost: { bytes: number } } };
   };
   await page.waitForSelector('#grid-rows tr[data-row="0"]:not(.loading)');
+  await page.click('#tab-column-chunks');
   await expect(page.locator('#column-chunks tbody tr')).toHaveCount(6);
   await expect(page.locator('#column-chunks tbody tr').first().locator('td')).toHaveCount(16);
   // Wheel-scroll a little, then jump far down.
@@ -246,6 +262,7 @@ test('the data grid scrolls to row 5,000,000 fetching only the pages it shows; t
   await page.press('#goto-input', 'Enter');
   await row.waitFor();
   // The column picker: keep l_orderkey and l_shipdate only.
+  await page.click('.picker-details summary');
   for (const name of [
     'l_partkey',
     'l_suppkey',
@@ -272,6 +289,98 @@ test('the data grid scrolls to row 5,000,000 fetching only the pages it shows; t
   await page.waitForSelector('#grid-rows tr[data-row="5000000"]:not(.loading)');
   await expect(page.locator('#grid-rows tr[data-row="5000000"] td').nth(1)).toHaveText(expected.key);
   await page.screenshot({ path: info.outputPath('explorer-grid-columns.png'), fullPage: true });
+});
+
+test('one grid for a filter: it scrolls through every match, read in blocks from the cache the count filled', async ({
+  page,
+  explorerUrl,
+}, info) => {
+  await page.goto(`${explorerUrl}/?url=/data/lineitem-sf1.parquet`);
+  await page.waitForSelector('body[data-state=ready]');
+  type Handles = { explorer: { file?: ParquetFile } };
+  const filter = 'l_orderkey < 2000';
+  await page.fill('#filter-input', filter);
+  await page.click('#filter-button');
+  await page.waitForSelector('#match-count[data-count]');
+  await page.waitForSelector('body[data-state=ready]');
+  const matches = Number(await page.getAttribute('#match-count', 'data-count'));
+  expect(matches).toBeGreaterThan(1000);
+  // The grid scrolls through all of them, not the first 100.
+  await expect(page.locator('#grid')).toHaveAttribute('data-rows', String(matches));
+  await page.fill('#goto-input', String(matches - 1));
+  await page.press('#goto-input', 'Enter');
+  const last = page.locator(`#grid-rows tr[data-row="${matches - 1}"]:not(.loading)`);
+  await last.waitFor();
+  const expected = await page.evaluate(
+    async ({ filter, offset }) => {
+      const { file } = (window as unknown as Handles).explorer;
+      const table = await file?.scan({ columns: ['l_orderkey', 'l_comment'], filter, offset, limit: 1 }).toTable();
+      return {
+        key: String(table?.getChild('l_orderkey')?.get(0)),
+        comment: String(table?.getChild('l_comment')?.get(0)),
+      };
+    },
+    { filter, offset: matches - 1 },
+  );
+  await expect(last.locator('td').nth(1)).toHaveText(expected.key);
+  await expect(last).toContainText(expected.comment.slice(0, 20));
+  // Nothing past the last match.
+  await expect(page.locator(`#grid-rows tr[data-row="${matches}"]`)).toHaveCount(0);
+  await page.screenshot({ path: info.outputPath('explorer-filter-grid.png'), fullPage: true });
+  // Clearing the filter shows every row again.
+  await page.fill('#filter-input', '');
+  await page.click('#filter-button');
+  await page.waitForSelector('body[data-state=ready]');
+  await expect(page.locator('#grid')).toHaveAttribute('data-rows', '6001215');
+  await expect(page.locator('#match-bar')).toBeHidden();
+});
+
+test('the grid moves by rows (wheel, arrow keys), and copies a cell or a row', async ({
+  page,
+  context,
+  explorerUrl,
+}) => {
+  await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  await page.goto(`${explorerUrl}/?url=/data/lineitem-sf1.parquet`);
+  await page.waitForSelector('body[data-state=ready]');
+  type Handles = { explorer: { file?: ParquetFile } };
+  const firstRow = async () => Number(await page.locator('#grid').getAttribute('data-first-row'));
+  await page.waitForSelector('#grid-rows tr[data-row="0"]:not(.loading)');
+  // A wheel notch (100 px) moves about four 24 px rows, not 75 of them.
+  await page.hover('#grid-viewport');
+  await page.mouse.wheel(0, 100);
+  await expect.poll(firstRow).toBeGreaterThan(0);
+  const afterWheel = await firstRow();
+  expect(afterWheel).toBeLessThanOrEqual(5);
+  // ArrowDown moves one row; PageDown a screenful; Home back to the top.
+  await page.focus('#grid-viewport');
+  await page.keyboard.press('ArrowDown');
+  await expect.poll(firstRow).toBe(afterWheel + 1);
+  await page.keyboard.press('Home');
+  await expect.poll(firstRow).toBe(0);
+  // Copy: a cell's whole value (l_comment is cut in the grid), then a row as tab-separated values.
+  const expected = await page.evaluate(async () => {
+    const { file } = (window as unknown as Handles).explorer;
+    const table = await file?.scan({ offset: 3, limit: 1 }).toTable();
+    return {
+      comment: String(table?.getChild('l_comment')?.get(0)),
+      key: String(table?.getChild('l_orderkey')?.get(0)),
+    };
+  });
+  const row = page.locator('#grid-rows tr[data-row="3"]:not(.loading)');
+  await row.locator('td').nth(16).click();
+  await expect(page.locator('#cell-inspector')).toContainText(expected.comment);
+  await page.keyboard.press('Control+C');
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(expected.comment);
+  await row.locator('td.row-number').click();
+  await page.keyboard.press('Control+C');
+  const tsv = (await page.evaluate(() => navigator.clipboard.readText())).split('\t');
+  expect(tsv).toHaveLength(16);
+  expect(tsv[0]).toBe(expected.key);
+  expect(tsv[15]).toBe(expected.comment);
+  // With a row selected, ArrowDown moves the selection.
+  await page.keyboard.press('ArrowDown');
+  await expect(page.locator('#grid-rows tr[data-row="4"].selected')).toHaveCount(1);
 });
 
 test('the main views have no serious or critical accessibility violations (axe)', async ({ page, explorerUrl }) => {
@@ -305,6 +414,7 @@ test('types read as a reader names them, and known key-value metadata is decoded
   await page.setInputFiles('#file-input', path.join(parquetTestingDir, 'int32_decimal.parquet'));
   await page.waitForSelector('body[data-state=ready]');
   await expect(page.locator('#schema .field-type').first()).toHaveText('decimal(4, 2)');
+  await page.click('#tab-kv-metadata');
   const spark = page.locator('#kv-metadata details', { hasText: 'org.apache.spark.sql.parquet.row.metadata' });
   await spark.locator('summary').click();
   await expect(spark.locator('.kv-value')).toContainText('"type": "struct",\n');
@@ -313,6 +423,7 @@ test('types read as a reader names them, and known key-value metadata is decoded
   await page.waitForSelector('body[data-state=ready]');
   await expect(page.locator('#schema')).toContainText('decimal(15, 2)');
   await expect(page.locator('#schema')).toContainText('date');
+  await page.click('#tab-kv-metadata');
   const arrow = page.locator('#kv-metadata details', { hasText: 'ARROW:schema' });
   await arrow.locator('summary').click();
   await expect(arrow.locator('.kv-value')).toContainText('Arrow schema (decoded from base64 IPC)');
@@ -343,8 +454,8 @@ test('every parquet-testing file opens in the explorer with no page error: its r
         continue;
       }
       // No cell shows a raw exception, and no row stays a placeholder.
-      await expect(page.locator('#rows')).not.toContainText('TypeError', { timeout: 5_000 });
-      await expect(page.locator('#rows')).not.toContainText('RangeError');
+      await expect(page.locator('#grid')).not.toContainText('TypeError', { timeout: 5_000 });
+      await expect(page.locator('#grid')).not.toContainText('RangeError');
       outcomes[name] = 'ok';
     }
   } finally {
@@ -370,7 +481,8 @@ test('opens a chosen folder as a dataset: its files with partitions, sizes and r
   await expect(page.locator('#files-table tbody tr')).toHaveCount(12);
   await expect(page.locator('#files-table tbody tr').first()).toContainText('hive/year=2020/region=EU/part-0.parquet');
   await expect(page.locator('#files-table tbody tr').nth(2)).toContainText('null');
-  await expect(page.locator('#rows tbody tr')).toHaveCount(100);
+  await expect(page.locator('#grid-rows tr[data-row="0"]:not(.loading)')).toBeVisible();
+  await expect(page.locator('#grid')).toHaveAttribute('data-rows', '120000');
   // The single file's panels are not shown for a dataset.
   await expect(page.locator('#column-chunks')).toBeHidden();
   await page.fill('#filter-input', "region = 'US' AND value < 0.5");
@@ -395,5 +507,5 @@ test('opens a dataset from a list of URLs', async ({ page, explorerUrl }) => {
   await page.waitForSelector('body[data-state=ready]');
   await expect(page.locator('#files-table tbody tr')).toHaveCount(12);
   await expect(page.locator('#summary')).toContainText('12 files');
-  await expect(page.locator('#rows tbody tr')).toHaveCount(100);
+  await expect(page.locator('#grid-rows tr[data-row="0"]:not(.loading)')).toBeVisible();
 });

@@ -106,7 +106,20 @@ async function launchWebKit(timeoutMs, jscOptions = {}) {
     browserName: 'MiniBrowser',
     'webkitgtk:browserOptions': { binary: MINIBROWSER, args: ['--automation'] },
   };
-  const session = async () => new Builder().usingServer(server).withCapabilities(capabilities).build();
+  // A MiniBrowser that fails to start leaves WebKitWebDriver waiting forever: give up after a
+  // while (seen once in ~300 sessions, with the machine's two cores busy with a build).
+  const session = async () => {
+    let timer;
+    const started = new Builder().usingServer(server).withCapabilities(capabilities).build();
+    const timeout = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error('MiniBrowser did not start within 60 s')), 60_000);
+    });
+    try {
+      return await Promise.race([started, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
   const probe = await session();
   const version = (await probe.getCapabilities()).get('browserVersion');
   await probe.quit();

@@ -1,92 +1,193 @@
 /**
- * The data grid: every row of the file, scrolled through a fixed-height viewport that renders only
- * the visible rows and fetches only the pages that hold them.
+ * The data grid: one grid for every row of the file or dataset, and for a filter's matches,
+ * scrolled through a viewport that renders only the visible rows and fetches only the pages that
+ * hold them.
  *
  * Design note:
- * - Rows are read in blocks of {@link BLOCK_ROWS} with `scan({ columns, offset, limit })`; the
- *   planner turns offset/limit into each row group's row selection and, with an offset index,
- *   into the byte ranges of just the pages holding those rows. Blocks are kept in a small LRU
+ * - Rows are read in blocks of {@link BLOCK_ROWS} with `scan({ columns, filter, offset, limit })`;
+ *   the planner turns offset/limit into each row group's row selection and, with an offset index,
+ *   into the byte ranges of just the pages holding those rows. With a filter, offset and limit
+ *   count matches, and once the filter's columns are in the workers' cross-scan cache (a count
+ *   put them there) a block reads only its output pages. Blocks are kept in a small LRU
  *   ({@link KEEP_BLOCKS}); a block no longer visible when its turn comes is not fetched, and a
  *   fetch in flight for a block scrolled away is aborted.
+ * - {@link DataGrid.show} starts a view (all rows, or a filter's matches): the last view's rows
+ *   go at once (its blocks are aborted, the rows show as loading), and it resolves with the first
+ *   block's scan stats, or rejects with its error: the page shows either. How many matches
+ *   a filter has is not known until it is counted ({@link DataGrid.setMatchCount}); until then the
+ *   grid scrolls as far as the blocks read so far reach, one block ahead.
  * - Browsers cap an element's height (~33 M px in Chromium), below 6 M rows × 24 px, so the
  *   scroll range is mapped linearly onto the row range: the spacer is at most
- *   {@link MAX_SPACER_PX} tall and the first visible row is `scrollTop / (spacer − clientHeight)
- *   × (rows − visible)`. The rendered rows sit in a layer placed at `scrollTop`. How many rows
- *   are visible is measured (header and row heights as rendered), so that the layer never
- *   outgrows the viewport: a taller layer stretched the scroll range at the bottom, cut the
- *   last row in half and left the last rows of SF1 out of reach.
+ *   {@link MAX_SPACER_PX} tall. A wheel notch and the arrow keys move by rows — the grid takes
+ *   them over rather than let a pixel of scroll range stand for 1.3 rows — and the row they
+ *   moved to is kept exactly ({@link DataGrid.pinned}) until the scrollbar is dragged. How many
+ *   rows are visible is measured (header and row heights as rendered), so the layer never
+ *   outgrows the viewport and the last row shows whole.
+ * - A click selects a cell (a click on the row number: the row); Ctrl/Cmd+C copies it — a cell's
+ *   whole value, a row as tab-separated values — and the inspector under the grid shows the
+ *   selected value in full (cells are cut at {@link MAX_CELL_CHARS} characters).
  * - The column picker chooses which top-level columns are read: changing it drops the blocks.
  * - `data-first-row` on the grid and `data-row` on each rendered row say what is shown (tests).
  */
-import type { Table } from 'apache-arrow';
-import { formatValue, type ParquetFile, valueAt } from 'parquet-skim';
+import type { Schema, Table } from 'apache-arrow';
+import { formatValue, type ScanStats, valueAt } from 'parquet-skim';
 import { el, formatCount, truncate } from './dom.js';
 import { isNumeric } from './rows-view.js';
 import { typeLabel } from './values.js';
 
 const ROW_PX = 24;
-const VIEWPORT_PX = 480;
 const BLOCK_ROWS = 200;
 const KEEP_BLOCKS = 32;
 const MAX_SPACER_PX = 8_000_000;
 const MAX_CELL_CHARS = 60;
+/** The viewport's least height when it is not fitted to few rows. */
+const MIN_VIEWPORT_PX = 280;
+
+/** What the grid reads from: a file or a dataset (both scan with columns, filter, offset and limit). */
+export interface GridSource {
+  readonly schema: Schema;
+  scan(options: { columns: string[]; filter?: string; offset: number; limit: number; signal: AbortSignal }): {
+    toTable(): Promise<Table>;
+    readonly stats: ScanStats;
+  };
+}
 
 interface Block {
-  /** Cell texts by row then column; `undefined` while loading. */
+  /** Cell texts by row then column (whole values); `undefined` while loading. */
   rows?: Array<Array<string | null>>;
   controller: AbortController;
   failed?: string;
+  /** Its scan's stats, once read; rejects with its error. */
+  done: Promise<ScanStats>;
 }
 
-/** A virtual grid over one file; `dispose()` aborts what is in flight. */
+/** The selected cell (`column` null: the whole row). */
+interface Selection {
+  row: number;
+  column: number | null;
+}
+
+/** A virtual grid over one file or dataset; `dispose()` aborts what is in flight. */
 export class DataGrid {
   private readonly viewport: HTMLDivElement;
   private readonly spacer: HTMLDivElement;
   private readonly layer: HTMLTableElement;
+  private readonly inspector: HTMLDivElement;
   private readonly blocks = new Map<number, Block>();
   private columns: string[];
   private numeric: boolean[] = [];
   private frame = 0;
   private disposed = false;
+  /** The filter of the view (undefined: every row). */
+  private filter: string | undefined;
+  /** Rows the view scrolls through: the source's, or a filter's matches (so far, until counted). */
+  private rows: number;
+  /** Whether {@link rows} is final. */
+  private rowsKnown = true;
   /** The spacer's height: the scroll range, whatever the layer does. */
   private spacerPx = 0;
   /** Heights of the header and of a row as last rendered. */
   private headPx = ROW_PX * 2;
   private rowPx = ROW_PX;
+  /** The first row the wheel, a key or "go to row" moved to, and the scrollTop that showed it. */
+  private pinned: { row: number; top: number } | null = null;
+  /** Rows of wheel movement not yet applied (a trackpad moves by fractions of a row). */
+  private wheelRest = 0;
+  private selection: Selection | null = null;
   /** Rows fetched and range requests made by the grid (what scrolling cost). */
   readonly cost = { rows: 0, bytes: 0, requests: 0 };
 
   constructor(
     private readonly target: HTMLElement,
     private readonly picker: HTMLElement,
-    private readonly file: ParquetFile,
+    private readonly source: GridSource,
+    private readonly sourceRows: number,
   ) {
-    this.columns = file.schema.fields.map((f) => f.name);
+    this.columns = source.schema.fields.map((f) => f.name);
+    this.rows = sourceRows;
     this.viewport = el('div', { id: 'grid-viewport', className: 'grid-viewport' });
-    // A keyboard user scrolls it too (arrow keys, Page Up/Down).
+    // A keyboard user scrolls it too (arrow keys, Page Up/Down, Home/End).
     this.viewport.tabIndex = 0;
     this.viewport.setAttribute('role', 'region');
-    this.viewport.setAttribute('aria-label', 'All rows');
-    this.viewport.style.height = `${VIEWPORT_PX}px`;
+    this.viewport.setAttribute('aria-label', 'Rows');
     this.spacer = el('div', { className: 'grid-spacer' });
     this.layer = el('table', { id: 'grid-rows', className: 'grid data grid-layer' });
+    this.inspector = el('div', { id: 'cell-inspector', className: 'cell-inspector' });
+    this.inspector.setAttribute('aria-live', 'polite');
     this.viewport.append(this.layer, this.spacer);
-    this.viewport.addEventListener('scroll', () => this.schedule());
-    target.replaceChildren(this.viewport);
+    this.viewport.addEventListener('scroll', () => this.onScroll());
+    this.viewport.addEventListener('wheel', (event) => this.onWheel(event), { passive: false });
+    this.viewport.addEventListener('keydown', (event) => this.onKey(event));
+    this.viewport.addEventListener('click', (event) => this.onClick(event));
+    this.viewport.addEventListener('copy', (event) => this.onCopy(event));
+    target.replaceChildren(this.viewport, this.inspector);
     this.renderPicker();
     this.setColumns(this.columns);
   }
 
-  /** Rows in the file. */
+  /** Rows the grid scrolls through now: the source's, or the filter's matches found so far. */
   get totalRows(): number {
-    return this.file.metadata.numRows;
+    return this.rows;
+  }
+
+  /**
+   * Shows every row (`filter` undefined) or a filter's matches from the top; resolves with the
+   * first block's scan stats once its rows are shown, rejects with its error (or the abort).
+   */
+  show(filter: string | undefined, signal: AbortSignal): Promise<ScanStats> {
+    this.filter = filter;
+    this.rows = filter === undefined ? this.sourceRows : BLOCK_ROWS;
+    this.rowsKnown = filter === undefined;
+    this.selection = null;
+    this.dropBlocks();
+    this.updateSpacer();
+    this.scrollToRow(0);
+    const block = this.load(0, signal);
+    return block.done;
+  }
+
+  /** The filter's matches, once counted: the grid scrolls through all of them. */
+  setMatchCount(matches: number): void {
+    if (this.filter === undefined) return;
+    this.rows = matches;
+    this.rowsKnown = true;
+    this.updateSpacer();
+    this.schedule();
+  }
+
+  /** Shows no rows (after an error, nothing of the last view stays). */
+  clear(): void {
+    this.dropBlocks();
+    this.rows = 0;
+    this.rowsKnown = true;
+    this.selection = null;
+    this.updateSpacer();
+    this.schedule();
   }
 
   /** Scrolls so that `row` is the first visible row. */
   scrollToRow(row: number): void {
-    const span = Math.max(1, this.totalRows - this.visibleRows());
-    this.viewport.scrollTop = Math.round((Math.min(row, span) / span) * this.scrollRange());
+    const span = this.span();
+    const first = Math.max(0, Math.min(Math.round(row), span));
+    this.viewport.scrollTop = span === 0 ? 0 : Math.round((first / span) * this.scrollRange());
+    this.pinned = { row: first, top: this.viewport.scrollTop };
     this.schedule();
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    this.dropBlocks();
+    cancelAnimationFrame(this.frame);
+  }
+
+  private dropBlocks(): void {
+    for (const block of this.blocks.values()) block.controller.abort();
+    this.blocks.clear();
+  }
+
+  /** The last first-row there is: the rows that do not fit the viewport. */
+  private span(): number {
+    return Math.max(0, this.rows - this.visibleRows());
   }
 
   /** Pixels the viewport scrolls through, from the spacer alone. */
@@ -94,18 +195,19 @@ export class DataGrid {
     return Math.max(0, this.spacerPx - this.viewport.clientHeight);
   }
 
-  dispose(): void {
-    this.disposed = true;
-    for (const block of this.blocks.values()) block.controller.abort();
-    this.blocks.clear();
-    cancelAnimationFrame(this.frame);
+  private updateSpacer(): void {
+    this.spacerPx = Math.min(MAX_SPACER_PX, Math.max(1, this.rows) * this.rowPx + this.headPx);
+    this.spacer.style.height = `${this.spacerPx}px`;
+    // Fitted to few rows; else a good part of the window, so the data comes first.
+    const fitted = this.headPx + Math.max(1, this.rows) * this.rowPx + 18;
+    const tall = Math.max(MIN_VIEWPORT_PX, Math.round(window.innerHeight * 0.62));
+    this.viewport.style.height = `${Math.min(fitted, tall)}px`;
   }
 
   private setColumns(columns: string[]): void {
-    for (const block of this.blocks.values()) block.controller.abort();
-    this.blocks.clear();
+    this.dropBlocks();
     this.columns = columns;
-    const fields = this.file.schema.fields.filter((f) => columns.includes(f.name));
+    const fields = this.source.schema.fields.filter((f) => columns.includes(f.name));
     this.numeric = fields.map((f) => isNumeric(f.type));
     const head = el(
       'thead',
@@ -125,13 +227,13 @@ export class DataGrid {
       ),
     );
     this.layer.replaceChildren(head, el('tbody'));
-    this.spacerPx = Math.min(MAX_SPACER_PX, this.totalRows * ROW_PX);
-    this.spacer.style.height = `${this.spacerPx}px`;
+    this.selection = null;
+    this.updateSpacer();
     this.schedule();
   }
 
   private renderPicker(): void {
-    const boxes = this.file.schema.fields.map((f) => {
+    const boxes = this.source.schema.fields.map((f) => {
       const box = el('input');
       box.type = 'checkbox';
       box.checked = true;
@@ -151,15 +253,118 @@ export class DataGrid {
 
   /** Whole rows that fit under the header (the layer must not outgrow the viewport). */
   private visibleRows(): number {
-    const height = this.viewport.clientHeight || VIEWPORT_PX;
+    const height = this.viewport.clientHeight || MIN_VIEWPORT_PX;
     return Math.max(1, Math.floor((height - this.headPx) / this.rowPx));
   }
 
   private firstVisibleRow(): number {
+    const span = this.span();
+    if (this.pinned !== null) return Math.min(span, this.pinned.row);
     const range = this.scrollRange();
-    const span = Math.max(0, this.totalRows - this.visibleRows());
     if (range <= 0) return 0;
     return Math.min(span, Math.round((this.viewport.scrollTop / range) * span));
+  }
+
+  private onScroll(): void {
+    // Not where a key or the wheel put it: the scrollbar was dragged (or the page scrolled it).
+    if (this.pinned !== null && Math.abs(this.viewport.scrollTop - this.pinned.top) > 1) this.pinned = null;
+    this.schedule();
+  }
+
+  private onWheel(event: WheelEvent): void {
+    if (event.ctrlKey || Math.abs(event.deltaX) > Math.abs(event.deltaY)) return; // zoom, sideways: native
+    event.preventDefault();
+    const rows =
+      event.deltaMode === WheelEvent.DOM_DELTA_LINE
+        ? event.deltaY
+        : event.deltaMode === WheelEvent.DOM_DELTA_PAGE
+          ? event.deltaY * this.visibleRows()
+          : event.deltaY / this.rowPx;
+    this.wheelRest += rows;
+    const step = Math.trunc(this.wheelRest);
+    this.wheelRest -= step;
+    if (step !== 0) this.scrollToRow(this.firstVisibleRow() + step);
+  }
+
+  private onKey(event: KeyboardEvent): void {
+    const page = this.visibleRows();
+    const moves: Record<string, number> = {
+      ArrowDown: 1,
+      ArrowUp: -1,
+      PageDown: page,
+      PageUp: -page,
+      Home: Number.NEGATIVE_INFINITY,
+      End: Number.POSITIVE_INFINITY,
+    };
+    const move = moves[event.key];
+    if (move === undefined) return;
+    event.preventDefault();
+    const first = this.firstVisibleRow();
+    const selected = this.selection;
+    if (selected === null || !Number.isFinite(move)) {
+      this.scrollToRow(
+        move === Number.NEGATIVE_INFINITY ? 0 : move === Number.POSITIVE_INFINITY ? this.rows : first + move,
+      );
+      return;
+    }
+    // With a selection, the selection moves, and the rows follow it.
+    const row = Math.max(0, Math.min(this.rows - 1, selected.row + move));
+    this.select({ row, column: selected.column });
+    if (row < first) this.scrollToRow(row);
+    else if (row >= first + page) this.scrollToRow(row - page + 1);
+  }
+
+  private onClick(event: MouseEvent): void {
+    const td = (event.target as Element).closest('td');
+    const tr = td?.closest('tr');
+    if (td === null || td === undefined || tr === null || tr === undefined || tr.dataset.row === undefined) return;
+    const column = td.cellIndex === 0 ? null : td.cellIndex - 1;
+    this.select({ row: Number(tr.dataset.row), column });
+  }
+
+  private select(selection: Selection): void {
+    this.selection = selection;
+    const cells = this.cellsOf(selection.row);
+    const names = this.columns;
+    if (cells === undefined) {
+      this.inspector.textContent = '';
+    } else if (selection.column === null) {
+      this.inspector.replaceChildren(
+        el('span', { className: 'inspector-label', text: `Row ${formatCount(selection.row)}` }),
+      );
+    } else {
+      const value = cells[selection.column];
+      this.inspector.replaceChildren(
+        el('span', {
+          className: 'inspector-label',
+          text: `${names[selection.column] ?? ''} · row ${formatCount(selection.row)}`,
+        }),
+        value === null || value === undefined
+          ? el('span', { className: 'null', text: 'null' })
+          : el('pre', { className: 'inspector-value', text: value }),
+      );
+    }
+    this.inspector.dataset.row = String(selection.row);
+    this.schedule();
+  }
+
+  /** Ctrl/Cmd+C in the grid: the selected cell's whole value, or the selected row as TSV. */
+  private onCopy(event: ClipboardEvent): void {
+    const selected = this.selection;
+    if (selected === null || event.clipboardData === null) return;
+    const cells = this.cellsOf(selected.row);
+    if (cells === undefined) return;
+    const text =
+      selected.column === null
+        ? cells.map((value) => (value ?? '').replace(/[\t\n\r]/g, ' ')).join('\t')
+        : (cells[selected.column] ?? '');
+    event.clipboardData.setData('text/plain', text);
+    event.preventDefault();
+  }
+
+  /** The cell texts of `row`, when its block is loaded. */
+  private cellsOf(row: number): Array<string | null> | undefined {
+    return this.blocks.get(Math.floor(row / BLOCK_ROWS))?.rows?.[row % BLOCK_ROWS];
   }
 
   /** Measures the header and a row as rendered; true if either changed (then render again). */
@@ -169,6 +374,7 @@ export class DataGrid {
     const changed = (head > 0 && head !== this.headPx) || (row > 0 && row !== this.rowPx);
     if (head > 0) this.headPx = head;
     if (row > 0) this.rowPx = row;
+    if (changed) this.updateSpacer();
     return changed;
   }
 
@@ -180,12 +386,12 @@ export class DataGrid {
   private render(): void {
     if (this.disposed) return;
     const first = this.firstVisibleRow();
-    const last = Math.min(this.totalRows, first + this.visibleRows());
+    const last = Math.min(this.rows, first + this.visibleRows());
     const wanted = new Set<number>();
     for (let b = Math.floor(first / BLOCK_ROWS); b * BLOCK_ROWS < last; b++) wanted.add(b);
     // Abort fetches of blocks scrolled away; keep loaded ones (LRU below).
     for (const [index, block] of this.blocks) {
-      if (block.rows === undefined && !wanted.has(index)) {
+      if (block.rows === undefined && block.failed === undefined && !wanted.has(index) && index !== 0) {
         block.controller.abort();
         this.blocks.delete(index);
       }
@@ -205,12 +411,29 @@ export class DataGrid {
       this.blocks.get(oldest)?.controller.abort();
       this.blocks.delete(oldest);
     }
+    this.layer.tBodies[0]?.replaceWith(this.body(first, last));
+    this.layer.style.top = `${this.viewport.scrollTop}px`;
+    if (this.measure()) this.schedule();
+    this.target.dataset.firstRow = String(first);
+    this.target.dataset.rows = String(this.rows);
+  }
+
+  private body(first: number, last: number): HTMLTableSectionElement {
     const body = el('tbody');
+    if (this.rows === 0 && this.rowsKnown) {
+      const empty = el('td', { className: 'muted', text: this.filter === undefined ? 'no rows' : 'no matching rows' });
+      empty.colSpan = this.columns.length + 1;
+      body.append(el('tr', { className: 'empty' }, empty));
+      return body;
+    }
+    const selected = this.selection;
     for (let row = first; row < last; row++) {
       const block = this.blocks.get(Math.floor(row / BLOCK_ROWS));
       const cells = block?.rows?.[row % BLOCK_ROWS];
+      if (block?.rows !== undefined && cells === undefined) break; // past the last match
       const tr = el('tr', { className: cells === undefined ? 'loading' : '' });
       tr.dataset.row = String(row);
+      if (selected?.row === row && selected.column === null) tr.classList.add('selected');
       tr.append(el('td', { className: 'row-number num', text: formatCount(row) }));
       this.columns.forEach((_, c) => {
         const text = cells?.[c];
@@ -220,53 +443,92 @@ export class DataGrid {
             : text === null
               ? el('td', {}, el('span', { className: 'null', text: 'null' }))
               : el('td', { className: this.numeric[c] ? 'num' : '', text: truncate(text ?? '', MAX_CELL_CHARS) });
+        if (selected?.row === row && selected.column === c) td.classList.add('selected');
         tr.append(td);
       });
       body.append(tr);
     }
-    this.layer.tBodies[0]?.replaceWith(body);
-    this.layer.style.top = `${this.viewport.scrollTop}px`;
-    if (this.measure()) this.schedule();
-    this.target.dataset.firstRow = String(first);
+    return body;
   }
 
-  private load(index: number): void {
+  /** Reads block `index` of the view; `outer` (the page's work) aborts it too. */
+  private load(index: number, outer?: AbortSignal): Block {
     const controller = new AbortController();
-    const block: Block = { controller };
-    this.blocks.set(index, block);
+    if (outer?.aborted === true) controller.abort(outer.reason);
+    else outer?.addEventListener('abort', () => controller.abort(outer.reason), { once: true });
     const columns = this.columns;
+    const filter = this.filter;
+    let settle: { resolve(stats: ScanStats): void; reject(error: unknown): void } | undefined;
+    const done = new Promise<ScanStats>((resolve, reject) => {
+      settle = { resolve, reject };
+    });
+    // Only the caller of show() awaits a block's end; the others' rejections are shown in their cells.
+    done.catch(() => undefined);
+    const block: Block = { controller, done };
+    this.blocks.set(index, block);
+    const current = () => this.blocks.get(index) === block && columns === this.columns && filter === this.filter;
     const fail = (error: unknown) => {
-      block.failed = (error as { code?: string }).code ?? 'error';
+      block.failed = controller.signal.aborted ? 'cancelled' : ((error as { code?: string }).code ?? 'error');
+      settle?.reject(error);
       this.schedule();
     };
-    let scan: ReturnType<ParquetFile['scan']>;
+    let scan: ReturnType<GridSource['scan']>;
     try {
-      // Planning can refuse at once (a chunk over a limit): the block says so, the page goes on.
-      scan = this.file.scan({ columns, offset: index * BLOCK_ROWS, limit: BLOCK_ROWS, signal: controller.signal });
+      // Planning can refuse at once (a bad filter, a chunk over a limit): the block says so.
+      scan = this.source.scan({
+        columns,
+        ...(filter === undefined ? {} : { filter }),
+        offset: index * BLOCK_ROWS,
+        limit: BLOCK_ROWS,
+        signal: controller.signal,
+      });
     } catch (error) {
       fail(error);
-      return;
+      return block;
     }
     scan.toTable().then(
       (table) => {
-        if (this.blocks.get(index) !== block || columns !== this.columns) return;
+        if (!current()) {
+          settle?.reject(new DOMException('the view changed', 'AbortError'));
+          return;
+        }
         try {
           block.rows = textRows(table);
         } catch (error) {
           fail(error);
           return;
         }
+        this.learnRows(index, table.numRows);
         this.cost.rows += table.numRows;
         this.cost.bytes += scan.stats.bytesFetched;
         this.cost.requests += scan.stats.requests;
         this.target.dataset.fetchedBytes = String(this.cost.bytes);
+        settle?.resolve(scan.stats);
         this.schedule();
       },
       (error: unknown) => {
-        if (controller.signal.aborted || this.blocks.get(index) !== block) return;
+        if (this.blocks.get(index) !== block) {
+          settle?.reject(error);
+          return;
+        }
         fail(error);
       },
     );
+    return block;
+  }
+
+  /** What block `index` holding `n` rows says about a filter's matches while they are not counted. */
+  private learnRows(index: number, n: number): void {
+    if (this.rowsKnown) return;
+    const seen = index * BLOCK_ROWS + n;
+    if (n < BLOCK_ROWS) {
+      this.rows = seen;
+      this.rowsKnown = true;
+    } else {
+      // At least one more block's worth may follow: let the grid scroll into it.
+      this.rows = Math.max(this.rows, seen + BLOCK_ROWS);
+    }
+    this.updateSpacer();
   }
 }
 

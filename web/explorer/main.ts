@@ -1,18 +1,20 @@
 /**
- * The parquet-skim explorer: open a Parquet file (URL, file picker, drag and drop, or `?url=`),
- * show what its footer says, and show its first rows.
+ * The parquet-skim explorer: open a Parquet file (URL, file picker, drag and drop, or `?url=`) or
+ * a folder of them, and scroll through its rows; filter them; see what its footer says.
  *
  * Design note: one reader (worker pool + WebAssembly) is created when the page loads and serves
  * every file opened afterwards. Opening is a sequence — open (footer only) → render the metadata
- * panels → scan the first {@link FIRST_ROWS} rows → render them — and `body[data-state]` follows
- * it (`loading` → `ready`, or `error`) so tests and people can tell where it is. A new open
- * supersedes the one in flight: its scan is aborted and any late result is dropped (the
- * `generation` check), so a slow file can never overwrite a newer one. Every failure, the
- * library's (`ParquetSkimError`, with its `code`) or the page's own, ends in the `#error` box.
- * Filtering shows the first matching rows, then counts all of them (`count(*)`: only the filter
- * columns are read, and on a re-run with an edited filter they come from the workers' cache) with
- * a progress bar and a Cancel button, and draws the query panel from that scan's stats.
- * The views live in their own modules; this one only wires the page.
+ * panels → the grid's first block of rows — and `body[data-state]` follows it (`loading` →
+ * `ready`, or `error`) so tests and people can tell where it is. A new open supersedes the one
+ * in flight: its scan is aborted and any late result is dropped (the `generation` check), so a
+ * slow file can never overwrite a newer one. Every failure, the library's (`ParquetSkimError`,
+ * with its `code`) or the page's own, ends in the `#error` box.
+ * The data comes first: the filter bar and the one grid (grid-view.ts) — every row, or a filter's
+ * matches — fill the first screen; the footer's panels are tabs below it. Filtering shows the
+ * first matching rows in the grid at once, then counts all of them (`count(*)`: only the filter
+ * columns are read, and they stay in the workers' cache, which then serves the grid's blocks and
+ * an edited filter) with a progress bar and a Cancel button, and draws the query panel from that
+ * scan's stats. The views live in their own modules; this one only wires the page.
  */
 import {
   count,
@@ -33,11 +35,8 @@ import { byId, el } from './dom.js';
 import { DataGrid } from './grid-view.js';
 import { renderColumnChunks, renderKeyValueMetadata, renderRowGroups, renderSummary } from './metadata-view.js';
 import { renderQueryPanel } from './query-view.js';
-import { renderRows, renderScanStats } from './rows-view.js';
+import { renderScanStats } from './rows-view.js';
 import { renderSchema } from './schema-view.js';
-
-/** Rows read and shown after opening. */
-const FIRST_ROWS = 100;
 
 /**
  * The reader's cache budget: an explorer re-runs edited filters over the same columns, so it
@@ -86,7 +85,6 @@ const page = {
   schema: byId('schema'),
   rowGroups: byId<HTMLTableElement>('row-groups'),
   kvMetadata: byId('kv-metadata'),
-  rows: byId<HTMLTableElement>('rows'),
   scanStats: byId('scan-stats'),
   filterForm: byId<HTMLFormElement>('filter-form'),
   filterInput: byId<HTMLInputElement>('filter-input'),
@@ -152,22 +150,16 @@ function beginWork(): { signal: AbortSignal; isCurrent: () => boolean } {
 }
 
 /**
- * Scans the first rows of `file` (optionally filtered) and renders them and the scan's stats;
- * `last` says whether this ends the unit of work (then the page is `ready`).
+ * Shows `target`'s rows in a new grid: its first block read, the read's stats under it; the page
+ * is then `ready`.
  */
-async function showFirstRows(
-  file: Target,
-  signal: AbortSignal,
-  isCurrent: () => boolean,
-  filter?: string,
-  last = true,
-) {
-  const scan = file.scan({ limit: FIRST_ROWS, signal, ...(filter === undefined ? {} : { filter }) });
-  const table = await scan.toTable();
+async function showRows(target: Target, rows: number, signal: AbortSignal, isCurrent: () => boolean): Promise<void> {
+  grid = new DataGrid(page.grid, page.picker, target, rows);
+  window.explorer.grid = grid;
+  setStatus('Reading the first rows…');
+  const stats = await grid.show(undefined, signal);
   if (!isCurrent()) return;
-  renderRows(page.rows, table);
-  renderScanStats(page.scanStats, scan.stats);
-  if (!last) return;
+  renderScanStats(page.scanStats, stats);
   setStatus('');
   setState('ready');
 }
@@ -192,10 +184,7 @@ async function openSource(source: ParquetSource, label: string, options: OpenOpt
     renderKeyValueMetadata(page.kvMetadata, file);
     renderColumnChunks(page.columnChunks, file);
     page.results.hidden = false;
-    grid = new DataGrid(page.grid, page.picker, file);
-    window.explorer.grid = grid;
-    setStatus(`Reading the first ${FIRST_ROWS} rows…`);
-    await showFirstRows(file, signal, isCurrent);
+    await showRows(file, file.numRows, signal, isCurrent);
   } catch (error) {
     if (!isCurrent()) return;
     showError(error);
@@ -226,8 +215,8 @@ async function openDatasetSources(sources: DatasetSources, label: string, option
     page.filesCard.hidden = false;
     renderSchema(page.schema, dataset.schema);
     page.results.hidden = false;
-    setStatus(`Reading the first ${FIRST_ROWS} rows…`);
-    await showFirstRows(dataset, signal, isCurrent);
+    const rows = dataset.files.reduce((sum, f) => sum + (f.rows ?? 0), 0);
+    await showRows(dataset, rows, signal, isCurrent);
   } catch (error) {
     if (!isCurrent()) return;
     showError(error);
@@ -235,14 +224,15 @@ async function openDatasetSources(sources: DatasetSources, label: string, option
 }
 
 /**
- * Runs the filter box's SQL over the open file and shows the first matching rows. Syntax errors
- * are shown under the box with a caret at the offending position (the core's parser reports it);
- * type errors and unknown columns show their code and message there too.
+ * Runs the filter box's SQL over the open file: the grid shows the matching rows, then they are
+ * counted. Syntax errors are shown under the box with a caret at the offending position (the
+ * core's parser reports it); type errors and unknown columns show their code and message there too.
  */
 async function runFilter(): Promise<void> {
   const file: Target | undefined = window.explorer.file ?? window.explorer.dataset;
   const reader = window.explorer.reader;
-  if (file === undefined || reader === undefined) return;
+  const view = grid;
+  if (file === undefined || reader === undefined || view === undefined) return;
   const text = page.filterInput.value.trim();
   page.filterError.hidden = true;
   const { signal, isCurrent } = beginWork();
@@ -257,10 +247,18 @@ async function runFilter(): Promise<void> {
   page.progress.removeAttribute('value'); // indeterminate until the count reports progress
   page.cancelButton.disabled = false;
   try {
-    await showFirstRows(file, signal, isCurrent, text === '' ? undefined : text, text === '');
-    if (isCurrent()) markStale(false);
-    if (text === '' && isCurrent()) page.matchBar.hidden = true;
-    if (text !== '' && isCurrent()) await countMatches(file, reader, text, signal, isCurrent);
+    const stats = await view.show(text === '' ? undefined : text, signal);
+    if (!isCurrent()) return;
+    renderScanStats(page.scanStats, stats);
+    markStale(false);
+    if (text === '') {
+      page.matchBar.hidden = true;
+      page.cancelButton.disabled = true;
+      setStatus('');
+      setState('ready');
+      return;
+    }
+    await countMatches(file, reader, text, signal, isCurrent);
   } catch (error) {
     if (!isCurrent()) return;
     page.cancelButton.disabled = true;
@@ -283,15 +281,15 @@ async function runFilter(): Promise<void> {
   }
 }
 
-/** Dims the first rows and their stats while they are the previous filter's. */
+/** Dims the last read's stats while a new one runs (the grid drops the last view's rows itself). */
 function markStale(stale: boolean): void {
-  for (const panel of [page.rows, page.scanStats]) panel.classList.toggle('stale', stale);
+  page.scanStats.classList.toggle('stale', stale);
 }
 
-/** Empties the filter card: rows, stats, count and the query panel. */
+/** Empties the data: rows, stats, count and the query panel. */
 function clearFilterResults(): void {
   markStale(false);
-  page.rows.replaceChildren();
+  grid?.clear();
   page.scanStats.replaceChildren();
   page.matchBar.hidden = true;
   page.matchCount.textContent = '';
@@ -328,6 +326,8 @@ async function countMatches(
     page.matchCount.textContent = `${matches.toLocaleString('en-US')} matching rows`;
     page.matchCount.dataset.count = String(matches);
     page.progress.value = page.progress.max;
+    // The grid scrolls through every match now (its blocks come from the cache the count filled).
+    grid?.setMatchCount(matches);
     if ('files' in stats && window.explorer.dataset !== undefined) {
       renderFiles(page.filesTable, window.explorer.dataset, stats as DatasetScanStats);
     }
@@ -433,6 +433,8 @@ function rememberUrl(url: string | null): void {
 function clearResults(): void {
   grid?.dispose();
   grid = undefined;
+  window.explorer.grid = undefined;
+  if (tabs[0] !== undefined) selectTab(tabs[0]);
   document.body.classList.remove('dataset');
   page.summaryTitle.textContent = 'File';
   page.filesCard.hidden = true;
@@ -445,7 +447,6 @@ function clearResults(): void {
     page.schema,
     page.rowGroups,
     page.kvMetadata,
-    page.rows,
     page.scanStats,
     page.columnChunks,
     page.grid,
@@ -494,6 +495,29 @@ page.cancelButton.addEventListener('click', () => {
   inFlight?.abort();
   page.cancelButton.disabled = true;
 });
+
+// The footer's panels are tabs: a click or the arrow keys choose one (the WAI-ARIA tabs pattern).
+const tabs = [...document.querySelectorAll<HTMLButtonElement>('[role=tab]')];
+function selectTab(chosen: HTMLButtonElement): void {
+  for (const tab of tabs) {
+    const selected = tab === chosen;
+    tab.setAttribute('aria-selected', String(selected));
+    tab.tabIndex = selected ? 0 : -1;
+    const panel = document.getElementById(tab.getAttribute('aria-controls') ?? '');
+    if (panel !== null) panel.hidden = !selected;
+  }
+}
+for (const tab of tabs) {
+  tab.addEventListener('click', () => selectTab(tab));
+  tab.addEventListener('keydown', (event) => {
+    if (event.key !== 'ArrowRight' && event.key !== 'ArrowLeft') return;
+    const shown = tabs.filter((t) => t.offsetParent !== null);
+    const next = shown[(shown.indexOf(tab) + (event.key === 'ArrowRight' ? 1 : shown.length - 1)) % shown.length];
+    if (next === undefined) return;
+    selectTab(next);
+    next.focus();
+  });
+}
 
 // Scrollable regions take keyboard focus, so that arrow keys scroll them.
 for (const region of document.querySelectorAll<HTMLElement>('.scroll-x')) region.tabIndex = 0;
