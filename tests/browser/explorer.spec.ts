@@ -335,7 +335,7 @@ test('one grid for a filter: it scrolls through every match, read in blocks from
   await expect(page.locator('#match-bar')).toBeHidden();
 });
 
-test('the grid moves by rows (wheel, arrow keys), and copies a cell or a row', async ({
+test('the grid moves by rows (wheel, arrow keys), copies a cell or a row, and resizes columns', async ({
   page,
   context,
   explorerUrl,
@@ -381,6 +381,31 @@ test('the grid moves by rows (wheel, arrow keys), and copies a cell or a row', a
   // With a row selected, ArrowDown moves the selection.
   await page.keyboard.press('ArrowDown');
   await expect(page.locator('#grid-rows tr[data-row="4"].selected')).toHaveCount(1);
+  // Resizing: drag l_partkey's right edge 120 px right, then 60 px left of where it was; its cells
+  // follow; a double click fits it again.
+  const header = page.locator('#grid-rows th[data-column="l_partkey"]');
+  const widthOf = async () => (await header.boundingBox())?.width ?? 0;
+  const before = await widthOf();
+  const handle = header.locator('.resize-handle');
+  const box = await handle.boundingBox();
+  if (box === null) throw new Error('no resize handle');
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width / 2 + 120, box.y + box.height / 2, { steps: 5 });
+  await page.mouse.up();
+  await expect.poll(widthOf).toBeGreaterThan(before + 100);
+  const wide = await widthOf();
+  const grip = await handle.boundingBox();
+  if (grip === null) throw new Error('no resize handle');
+  await page.mouse.move(grip.x + grip.width / 2, grip.y + grip.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(grip.x + grip.width / 2 - 60, grip.y + grip.height / 2, { steps: 5 });
+  await page.mouse.up();
+  await expect.poll(widthOf).toBeLessThan(wide - 40);
+  const cell = page.locator('#grid-rows tr[data-row="4"] td').nth(2);
+  expect(Math.abs(((await cell.boundingBox())?.width ?? 0) - (await widthOf()))).toBeLessThan(2);
+  await header.locator('.resize-handle').dblclick();
+  await expect.poll(widthOf).toBeLessThan(before + 2);
 });
 
 test('the main views have no serious or critical accessibility violations (axe)', async ({ page, explorerUrl }) => {

@@ -26,6 +26,7 @@
  * - A click selects a cell (a click on the row number: the row); Ctrl/Cmd+C copies it — a cell's
  *   whole value, a row as tab-separated values — and the inspector under the grid shows the
  *   selected value in full (cells are cut at {@link MAX_CELL_CHARS} characters).
+ * - A header's right edge drags its column's width (a double click fits it to its content again).
  * - The column picker chooses which top-level columns are read: changing it drops the blocks.
  * - `data-first-row` on the grid and `data-row` on each rendered row say what is shown (tests).
  */
@@ -94,6 +95,8 @@ export class DataGrid {
   /** Rows of wheel movement not yet applied (a trackpad moves by fractions of a row). */
   private wheelRest = 0;
   private selection: Selection | null = null;
+  /** Widths the user dragged columns to, by column name (the others size to their content). */
+  private readonly widths = new Map<string, number>();
   /** Rows fetched and range requests made by the grid (what scrolling cost). */
   readonly cost = { rows: 0, bytes: 0, requests: 0 };
 
@@ -216,20 +219,71 @@ export class DataGrid {
         'tr',
         {},
         el('th', { className: 'row-number', text: '#' }),
-        ...fields.map((f) =>
-          el(
+        ...fields.map((f) => {
+          const th = el(
             'th',
             { title: `${f.name}: ${f.type}` },
             el('div', { className: 'col-name', text: f.name }),
             el('div', { className: 'col-type', text: truncate(typeLabel(f.type), 32) }),
-          ),
-        ),
+            this.resizeHandle(f.name),
+          );
+          th.dataset.column = f.name;
+          return th;
+        }),
       ),
     );
     this.layer.replaceChildren(head, el('tbody'));
     this.selection = null;
     this.updateSpacer();
     this.schedule();
+  }
+
+  /**
+   * The handle on a header's right edge: dragging it sets the column's width (its cells then cut
+   * their text to it); a double click gives the column back its content's width.
+   */
+  private resizeHandle(column: string): HTMLElement {
+    const handle = el('div', { className: 'resize-handle', title: `Drag to resize ${column}; double-click to fit` });
+    handle.setAttribute('aria-hidden', 'true');
+    handle.addEventListener('pointerdown', (event) => {
+      event.preventDefault();
+      event.stopPropagation();
+      const th = handle.parentElement as HTMLElement;
+      const startX = event.clientX;
+      const startWidth = th.getBoundingClientRect().width;
+      handle.setPointerCapture(event.pointerId);
+      const move = (e: PointerEvent) => {
+        this.widths.set(column, Math.max(40, Math.round(startWidth + e.clientX - startX)));
+        this.applyWidths();
+      };
+      const up = () => {
+        handle.removeEventListener('pointermove', move);
+        handle.removeEventListener('pointerup', up);
+        this.schedule();
+      };
+      handle.addEventListener('pointermove', move);
+      handle.addEventListener('pointerup', up);
+    });
+    handle.addEventListener('dblclick', (event) => {
+      event.stopPropagation();
+      this.widths.delete(column);
+      this.applyWidths();
+      this.schedule();
+    });
+    return handle;
+  }
+
+  /** Sets the dragged widths on the header cells (body cells follow in {@link body}). */
+  private applyWidths(): void {
+    for (const th of this.layer.tHead?.querySelectorAll<HTMLElement>('th[data-column]') ?? []) {
+      sizeCell(th, this.widths.get(th.dataset.column ?? ''));
+    }
+    for (const tr of this.layer.tBodies[0]?.rows ?? []) {
+      this.columns.forEach((column, c) => {
+        const td = tr.cells[c + 1];
+        if (td !== undefined) sizeCell(td, this.widths.get(column));
+      });
+    }
   }
 
   private renderPicker(): void {
@@ -412,6 +466,7 @@ export class DataGrid {
       this.blocks.delete(oldest);
     }
     this.layer.tBodies[0]?.replaceWith(this.body(first, last));
+    if (this.widths.size > 0) this.applyWidths();
     this.layer.style.top = `${this.viewport.scrollTop}px`;
     if (this.measure()) this.schedule();
     this.target.dataset.firstRow = String(first);
@@ -530,6 +585,15 @@ export class DataGrid {
     }
     this.updateSpacer();
   }
+}
+
+/** Gives a cell a fixed width (its text cut to it), or back its content's width (`px` undefined). */
+function sizeCell(cell: HTMLElement, px: number | undefined): void {
+  const width = px === undefined ? '' : `${px}px`;
+  cell.style.width = width;
+  cell.style.minWidth = width;
+  cell.style.maxWidth = width;
+  cell.classList.toggle('sized', px !== undefined);
 }
 
 function textRows(table: Table): Array<Array<string | null>> {
