@@ -298,41 +298,78 @@ test('one grid for a filter: it scrolls through every match, read in blocks from
   await page.goto(`${explorerUrl}/?url=/data/lineitem-sf1.parquet`);
   await page.waitForSelector('body[data-state=ready]');
   type Handles = { explorer: { file?: ParquetFile } };
-  const filter = 'l_orderkey < 2000';
+  const filter = 'l_quantity < 10';
   await page.fill('#filter-input', filter);
   await page.click('#filter-button');
   await page.waitForSelector('#match-count[data-count]');
   await page.waitForSelector('body[data-state=ready]');
   const matches = Number(await page.getAttribute('#match-count', 'data-count'));
-  expect(matches).toBeGreaterThan(1000);
+  expect(matches).toBeGreaterThan(1_000_000);
   // The grid scrolls through all of them, not the first 100.
   await expect(page.locator('#grid')).toHaveAttribute('data-rows', String(matches));
-  await page.fill('#goto-input', String(matches - 1));
-  await page.press('#goto-input', 'Enter');
-  const last = page.locator(`#grid-rows tr[data-row="${matches - 1}"]:not(.loading)`);
-  await last.waitFor();
-  const expected = await page.evaluate(
-    async ({ filter, offset }) => {
-      const { file } = (window as unknown as Handles).explorer;
-      const table = await file?.scan({ columns: ['l_orderkey', 'l_comment'], filter, offset, limit: 1 }).toTable();
-      return {
-        key: String(table?.getChild('l_orderkey')?.get(0)),
-        comment: String(table?.getChild('l_comment')?.get(0)),
-      };
-    },
-    { filter, offset: matches - 1 },
-  );
-  await expect(last.locator('td').nth(1)).toHaveText(expected.key);
-  await expect(last).toContainText(expected.comment.slice(0, 20));
+  /** The grid's match `n` is the library's: l_orderkey and l_comment of scan({ filter, offset: n, limit: 1 }). */
+  const checkMatch = async (n: number) => {
+    await page.fill('#goto-input', String(n));
+    await page.press('#goto-input', 'Enter');
+    const row = page.locator(`#grid-rows tr[data-row="${n}"]:not(.loading)`);
+    await row.waitFor({ timeout: 30_000 });
+    const expected = await page.evaluate(
+      async ({ filter, offset }) => {
+        const { file } = (window as unknown as Handles).explorer;
+        const table = await file?.scan({ columns: ['l_orderkey', 'l_comment'], filter, offset, limit: 1 }).toTable();
+        return {
+          key: String(table?.getChild('l_orderkey')?.get(0)),
+          comment: String(table?.getChild('l_comment')?.get(0)),
+        };
+      },
+      { filter, offset: n },
+    );
+    await expect(row.locator('td').nth(1)).toHaveText(expected.key);
+    await expect(row).toContainText(expected.comment.slice(0, 20));
+  };
+  await checkMatch(50_000);
+  await page.screenshot({ path: info.outputPath('explorer-filter-grid-match-50000.png'), fullPage: true });
+  await checkMatch(matches - 1);
   // Nothing past the last match.
   await expect(page.locator(`#grid-rows tr[data-row="${matches}"]`)).toHaveCount(0);
-  await page.screenshot({ path: info.outputPath('explorer-filter-grid.png'), fullPage: true });
+  await expect(page.locator('#grid-cost')).toContainText('Scrolling has read');
   // Clearing the filter shows every row again.
   await page.fill('#filter-input', '');
   await page.click('#filter-button');
   await page.waitForSelector('body[data-state=ready]');
   await expect(page.locator('#grid')).toHaveAttribute('data-rows', '6001215');
   await expect(page.locator('#match-bar')).toBeHidden();
+});
+
+test('the inspector shows a nested value as a tree', async ({ page, explorerUrl }, info) => {
+  await page.goto(`${explorerUrl}/`);
+  await page.setInputFiles('#file-input', path.join(parquetTestingDir, 'nested_lists.snappy.parquet'));
+  await page.waitForSelector('body[data-state=ready]');
+  const cell = page.locator('#grid-rows tr[data-row="0"]:not(.loading) td').nth(1);
+  await cell.click();
+  const tree = page.locator('#cell-inspector .json-tree');
+  await expect(tree).toBeVisible();
+  // The first two levels are open; deeper ones open on a click.
+  await expect(tree.locator('details').first()).toHaveAttribute('open', '');
+  const firstClosed = await tree.evaluate((t) => [...t.querySelectorAll('details')].findIndex((d) => !d.open));
+  expect(firstClosed).toBeGreaterThan(0);
+  const deeper = tree.locator('details').nth(firstClosed);
+  await deeper.locator('summary').first().click();
+  await expect(deeper).toHaveAttribute('open', '');
+  await expect(tree).toContainText('"a"');
+  await page.screenshot({ path: info.outputPath('explorer-inspector-nested.png'), fullPage: true });
+});
+
+test('the explorer works 800 px wide: nothing but the grid scrolls sideways', async ({ page, explorerUrl }, info) => {
+  await page.setViewportSize({ width: 800, height: 900 });
+  await page.goto(`${explorerUrl}/?url=/data/lineitem-sf1.parquet`);
+  await page.waitForSelector('body[data-state=ready]');
+  await expect(page.locator('#grid-rows tr[data-row="0"]:not(.loading)')).toBeVisible();
+  const width = await page.evaluate(() => document.documentElement.scrollWidth);
+  expect(width).toBeLessThanOrEqual(800);
+  const filter = await page.locator('#filter-button').boundingBox();
+  expect((filter?.x ?? 9999) + (filter?.width ?? 0)).toBeLessThanOrEqual(800);
+  await page.screenshot({ path: info.outputPath('explorer-800px.png'), fullPage: true });
 });
 
 test('the grid moves by rows (wheel, arrow keys), copies a cell or a row, and resizes columns', async ({

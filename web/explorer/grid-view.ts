@@ -30,9 +30,9 @@
  * - The column picker chooses which top-level columns are read: changing it drops the blocks.
  * - `data-first-row` on the grid and `data-row` on each rendered row say what is shown (tests).
  */
-import type { Schema, Table } from 'apache-arrow';
+import { type DataType, type Schema, type Table, Type } from 'apache-arrow';
 import { formatValue, type ScanStats, valueAt } from 'parquet-skim';
-import { el, formatCount, truncate } from './dom.js';
+import { el, formatBytes, formatCount, plural, truncate } from './dom.js';
 import { isNumeric } from './rows-view.js';
 import { typeLabel } from './values.js';
 
@@ -77,6 +77,9 @@ export class DataGrid {
   private readonly blocks = new Map<number, Block>();
   private columns: string[];
   private numeric: boolean[] = [];
+  /** Columns whose values are nested (shown as JSON; a tree in the inspector). */
+  private nested: boolean[] = [];
+  private readonly costLine: HTMLParagraphElement;
   private frame = 0;
   private disposed = false;
   /** The filter of the view (undefined: every row). */
@@ -117,13 +120,14 @@ export class DataGrid {
     this.layer = el('table', { id: 'grid-rows', className: 'grid data grid-layer' });
     this.inspector = el('div', { id: 'cell-inspector', className: 'cell-inspector' });
     this.inspector.setAttribute('aria-live', 'polite');
+    this.costLine = el('p', { id: 'grid-cost', className: 'grid-cost hint' });
     this.viewport.append(this.layer, this.spacer);
     this.viewport.addEventListener('scroll', () => this.onScroll());
     this.viewport.addEventListener('wheel', (event) => this.onWheel(event), { passive: false });
     this.viewport.addEventListener('keydown', (event) => this.onKey(event));
     this.viewport.addEventListener('click', (event) => this.onClick(event));
     this.viewport.addEventListener('copy', (event) => this.onCopy(event));
-    target.replaceChildren(this.viewport, this.inspector);
+    target.replaceChildren(this.viewport, this.inspector, this.costLine);
     this.renderPicker();
     this.setColumns(this.columns);
   }
@@ -212,6 +216,7 @@ export class DataGrid {
     this.columns = columns;
     const fields = this.source.schema.fields.filter((f) => columns.includes(f.name));
     this.numeric = fields.map((f) => isNumeric(f.type));
+    this.nested = fields.map((f) => isNested(f.type));
     const head = el(
       'thead',
       {},
@@ -395,7 +400,9 @@ export class DataGrid {
         }),
         value === null || value === undefined
           ? el('span', { className: 'null', text: 'null' })
-          : el('pre', { className: 'inspector-value', text: value }),
+          : this.nested[selection.column] === true
+            ? jsonTree(value)
+            : el('pre', { className: 'inspector-value', text: value }),
       );
     }
     this.inspector.dataset.row = String(selection.row);
@@ -558,6 +565,7 @@ export class DataGrid {
         this.cost.bytes += scan.stats.bytesFetched;
         this.cost.requests += scan.stats.requests;
         this.target.dataset.fetchedBytes = String(this.cost.bytes);
+        this.costLine.textContent = `Scrolling has read ${plural(this.cost.rows, 'row')}: ${formatBytes(this.cost.bytes)} in ${plural(this.cost.requests, 'request')}.`;
         settle?.resolve(scan.stats);
         this.schedule();
       },
@@ -585,6 +593,42 @@ export class DataGrid {
     }
     this.updateSpacer();
   }
+}
+
+/** Whether values of `type` are nested (struct, list, map): shown as JSON (see `formatValue`). */
+function isNested(type: DataType): boolean {
+  return [Type.Struct, Type.List, Type.FixedSizeList, Type.Map, Type.LargeList].includes(type.typeId);
+}
+
+/**
+ * A nested value's JSON as a tree the user opens level by level (the first two levels open); text
+ * that is not JSON is shown as it is.
+ */
+function jsonTree(text: string): HTMLElement {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return el('pre', { className: 'inspector-value', text });
+  }
+  const node = (item: unknown, label: string | null, depth: number): HTMLElement => {
+    const name = label === null ? '' : `${label}: `;
+    if (item === null || typeof item !== 'object') {
+      return el('span', { className: 'json-leaf' }, name, el('code', { text: JSON.stringify(item) }));
+    }
+    const entries: Array<[string, unknown]> = Array.isArray(item)
+      ? item.map((v, i) => [String(i), v])
+      : Object.entries(item as Record<string, unknown>);
+    const details = el('details', { className: 'json-node' });
+    details.open = depth < 2;
+    const shape = Array.isArray(item) ? `[${entries.length}]` : `{${entries.length}}`;
+    details.append(
+      el('summary', {}, name, el('span', { className: 'muted', text: shape })),
+      el('ul', {}, ...entries.map(([k, v]) => el('li', {}, node(v, k, depth + 1)))),
+    );
+    return details;
+  };
+  return el('div', { className: 'json-tree' }, node(value, null, 0));
 }
 
 /** Gives a cell a fixed width (its text cut to it), or back its content's width (`px` undefined). */
