@@ -1,9 +1,9 @@
 /**
  * The main paths in all three engines — Chromium, Firefox ESR and WebKit (Safari's engine), each
  * the Debian build driven as tests/support/engines.mjs says: open a URL, read its first rows, a
- * filtered scan, and an abort — through the package as the test harness page bundles it (Web
- * Workers, WebAssembly, range requests to the real range server). Each engine's rows must equal
- * the same reads done in Node.
+ * filtered scan, and an abort — and a dataset of three files (a filtered scan, a count) — through
+ * the package as the test harness page bundles it (Web Workers, WebAssembly, range requests to the
+ * real range server). Each engine's rows must equal the same reads done in Node.
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,9 +15,20 @@ import { ENGINES, launchEngine } from '../support/engines.mjs';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '../..');
 const FILE = 'alltypes_tiny_pages.parquet';
+/** Three files of one schema (Impala's alltypes, plain, snappy and dictionary-encoded): a dataset. */
+const DATASET = ['alltypes_plain.parquet', 'alltypes_plain.snappy.parquet', 'alltypes_dictionary.parquet'];
+const DATASET_FILTER = 'id < 5 AND bool_col = true';
 
 /** What each engine reports; runs in the page (serialized: no closures). */
-async function mainPaths(url: string) {
+async function mainPaths({
+  url,
+  dataset: datasetUrls,
+  datasetFilter,
+}: {
+  url: string;
+  dataset: string[];
+  datasetFilter: string;
+}) {
   const { skim } = (window as unknown as { harness: { skim: typeof import('parquet-skim') } }).harness;
   // inlineScanBytes 0: the queries after the first go to the workers (queries this small would
   // otherwise stay on the page once the workers are ready), so each engine runs both paths.
@@ -37,12 +48,17 @@ async function mainPaths(url: string) {
       () => 'no error',
       (e: { name?: string }) => e.name ?? 'unknown',
     );
+    const dataset = await reader.openDataset(datasetUrls);
+    const datasetTable = await dataset.scan({ columns: ['id'], filter: datasetFilter }).toTable();
+    const datasetCount = await dataset.count();
     return {
       rows: file.metadata.numRows,
       firstIds: Array.from(first.getChild('id')?.toArray() ?? [], Number),
       firstStrings: Array.from(first.getChild('string_col')?.toArray() ?? [], String),
       filteredIds: Array.from(filtered.getChild('id')?.toArray() ?? [], Number),
       abortError,
+      datasetIds: Array.from(datasetTable.getChild('id')?.toArray() ?? [], Number),
+      datasetCount,
       workers: reader.stats().workers.ready,
       onPage: reader.stats().workers.tasksOnPage,
     };
@@ -66,12 +82,16 @@ beforeAll(async () => {
   const file = await reader.open(`${server.url}/data/${FILE}`);
   const first = await file.scan({ columns: ['id', 'string_col'], limit: 10 }).toTable();
   const filtered = await file.scan({ columns: ['id'], filter: 'id < 100 AND bool_col = true' }).toTable();
+  const dataset = await reader.openDataset(DATASET.map((f) => `${server.url}/data/${f}`));
+  const datasetTable = await dataset.scan({ columns: ['id'], filter: DATASET_FILTER }).toTable();
   expected = {
     rows: file.metadata.numRows,
     firstIds: Array.from(first.getChild('id')?.toArray() ?? [], Number),
     firstStrings: Array.from(first.getChild('string_col')?.toArray() ?? [], String),
     filteredIds: Array.from(filtered.getChild('id')?.toArray() ?? [], Number),
     abortError: 'AbortError',
+    datasetIds: Array.from(datasetTable.getChild('id')?.toArray() ?? [], Number),
+    datasetCount: await dataset.count(),
   };
   reader.dispose();
 });
@@ -80,13 +100,17 @@ afterAll(() => server.close());
 
 describe('the main paths in every engine', () => {
   for (const name of ENGINES) {
-    it(`${name}: open, first rows, a filter, an abort`, { timeout: 180_000 }, async () => {
+    it(`${name}: open, first rows, a filter, an abort, a dataset`, { timeout: 180_000 }, async () => {
       const engine = await launchEngine(name);
       try {
         const page = await engine.open(`${server.url}/`);
         try {
           await page.waitFor('body[data-ready=true]');
-          const result = await page.evaluate(mainPaths, `${server.url}/data/${FILE}`);
+          const result = await page.evaluate(mainPaths, {
+            url: `${server.url}/data/${FILE}`,
+            dataset: DATASET.map((f) => `${server.url}/data/${f}`),
+            datasetFilter: DATASET_FILTER,
+          });
           console.log(`${engine.version}: ${JSON.stringify({ ...result, firstStrings: undefined })}`);
           // The first query on the page, the others in workers.
           expect(result.onPage).toBe(1);
@@ -97,6 +121,8 @@ describe('the main paths in every engine', () => {
             onPage: undefined,
           });
           expect(expected.filteredIds.length).toBeGreaterThan(0);
+          expect(expected.datasetIds.length).toBeGreaterThan(0);
+          expect(expected.datasetCount).toBe(12);
         } finally {
           await page.close();
         }
