@@ -135,7 +135,9 @@ test('counts a filter’s matches, draws the query panel, and an edited filter t
   });
   await expect(page.locator('#match-count')).toHaveAttribute('data-count', String(expected));
   expect(expected).toBe(18655);
-  // The panel's numbers are the scan's stats.
+  // The panel's numbers are the scan's stats; it lists the view's scans: the grid's first rows, the count.
+  await expect(page.locator('#query-scans tbody tr')).toHaveCount(2);
+  await expect(page.locator('#query-scans tbody tr').nth(1)).toHaveAttribute('data-bytes', String(first.bytesFetched));
   await expect(page.locator('#query-bytes')).toHaveAttribute('data-bytes', String(first.bytesFetched));
   await expect(page.locator('#query-bytes')).toHaveAttribute('data-requests', String(first.requests));
   await expect(page.locator('#query-cache')).toHaveAttribute('data-hits', String(first.columnCache.hits));
@@ -157,6 +159,8 @@ test('counts a filter’s matches, draws the query panel, and an edited filter t
   if (second === undefined) throw new Error('no stats');
   expect(second.columnCache.hits).toBe(6);
   expect(second.bytesFetchedFilter).toBe(0);
+  // The grid's first rows of the edited filter came from the cache too.
+  expect(Number(await page.locator('#query-scans tbody tr').first().getAttribute('data-hits'))).toBeGreaterThan(0);
   await expect(page.locator('#query-cache')).toHaveAttribute('data-hits', '6');
   await expect(page.locator('#row-group-map td[data-fate=cached]')).toHaveCount(6);
   await page.screenshot({ path: info.outputPath('explorer-refilter-cached.png'), fullPage: true });
@@ -332,7 +336,8 @@ test('one grid for a filter: it scrolls through every match, read in blocks from
   await checkMatch(matches - 1);
   // Nothing past the last match.
   await expect(page.locator(`#grid-rows tr[data-row="${matches}"]`)).toHaveCount(0);
-  await expect(page.locator('#grid-cost')).toContainText('Scrolling has read');
+  await expect(page.locator('#grid-cost')).toContainText('The grid has read');
+  await expect(page.locator('#grid-cost')).toContainText('from the cache');
   // Clearing the filter shows every row again.
   await page.fill('#filter-input', '');
   await page.click('#filter-button');
@@ -440,7 +445,7 @@ test('the grid moves by rows (wheel, arrow keys), copies a cell or a row, and re
   await page.mouse.up();
   await expect.poll(widthOf).toBeLessThan(wide - 40);
   const cell = page.locator('#grid-rows tr[data-row="4"] td').nth(2);
-  expect(Math.abs(((await cell.boundingBox())?.width ?? 0) - (await widthOf()))).toBeLessThan(2);
+  await expect.poll(async () => Math.abs(((await cell.boundingBox())?.width ?? 0) - (await widthOf()))).toBeLessThan(2);
   await header.locator('.resize-handle').dblclick();
   await expect.poll(widthOf).toBeLessThan(before + 2);
 });

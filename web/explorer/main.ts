@@ -258,7 +258,7 @@ async function runFilter(): Promise<void> {
       setState('ready');
       return;
     }
-    await countMatches(file, reader, text, signal, isCurrent);
+    await countMatches(file, reader, text, signal, isCurrent, stats);
   } catch (error) {
     if (!isCurrent()) return;
     page.cancelButton.disabled = true;
@@ -306,6 +306,7 @@ async function countMatches(
   filter: string,
   signal: AbortSignal,
   isCurrent: () => boolean,
+  firstRows: ScanStats,
 ): Promise<void> {
   setStatus('Counting the matching rows…');
   setState('loading');
@@ -335,6 +336,10 @@ async function countMatches(
       fileBytes: 'byteLength' in file ? file.byteLength : file.files.reduce((sum, f) => sum + (f.size ?? 0), 0),
       columns: file.schema.fields.map((f) => f.name),
       read: filterColumns(reader.parseFilter(filter)),
+      scans: [
+        { label: 'first rows (the grid)', stats: firstRows },
+        { label: 'count', stats },
+      ],
     });
     page.queryCard.hidden = false;
     setStatus('');

@@ -1,6 +1,8 @@
 /**
  * The query panel: what the last full scan of a filter did, drawn from its `ScanStats`.
  *
+ * - every scan the view ran for the filter: the grid's first rows and the count, each with rows,
+ *   bytes, requests, cache hits and time (what scrolling reads later is under the grid);
  * - bytes fetched against the file's size, requests, and time by phase — summed, and as a timeline
  *   of when each step first happened (planned, first request, first bytes, first task, first
  *   result, first batch, done);
@@ -23,6 +25,8 @@ export interface QueryContext {
   columns: string[];
   /** Top-level columns the query reads (its filter's, and its projection's). */
   read: Set<string>;
+  /** Every scan the view ran for this filter, in order (the count is `stats`'s). */
+  scans: Array<{ label: string; stats: ScanStats }>;
 }
 
 const FATE_LABEL: Record<RowGroupFate | 'notNeeded', string> = {
@@ -67,7 +71,9 @@ export function renderQueryPanel(target: HTMLElement, stats: ScanStats, context:
   cacheLine.dataset.hits = String(cache.hits);
   const plot = el('div', { id: 'cache-chart', className: 'cache-chart' });
   target.replaceChildren(
-    el('h3', { text: 'Bytes' }),
+    el('h3', { text: 'Scans' }),
+    scansTable(context.scans),
+    el('h3', { text: 'Bytes (the count)' }),
     bar,
     fetched,
     phases,
@@ -80,6 +86,32 @@ export function renderQueryPanel(target: HTMLElement, stats: ScanStats, context:
     plot,
   );
   if (cache.budgetBytes > 0) drawCacheChart(plot, stats);
+}
+
+/** One row per scan: rows out, bytes, requests, cache hits of tasks, time. */
+function scansTable(scans: QueryContext['scans']): HTMLTableElement {
+  const head = el(
+    'tr',
+    {},
+    ...['scan', 'rows', 'fetched', 'requests', 'cache hits', 'time'].map((text) => el('th', { text })),
+  );
+  const rows = scans.map(({ label, stats }) => {
+    const cache = stats.columnCache;
+    const tr = el(
+      'tr',
+      {},
+      el('td', { text: label }),
+      el('td', { className: 'num', text: stats.rowsOut.toLocaleString('en-US') }),
+      el('td', { className: 'num', text: formatBytes(stats.bytesFetched) }),
+      el('td', { className: 'num', text: String(stats.requests) }),
+      el('td', { className: 'num', text: `${cache.hits} of ${stats.tasksTotal}` }),
+      el('td', { className: 'num', text: formatMs(stats.elapsedMs) }),
+    );
+    tr.dataset.bytes = String(stats.bytesFetched);
+    tr.dataset.hits = String(cache.hits);
+    return tr;
+  });
+  return el('table', { id: 'query-scans', className: 'grid compact' }, el('thead', {}, head), el('tbody', {}, ...rows));
 }
 
 /** `planned 2 ms → first request 3 → …` (ms since the scan was asked for; steps not reached left out). */
