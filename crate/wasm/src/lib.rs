@@ -8,10 +8,13 @@
 //! - [`args`]: JSON and positions across the boundary
 //! - [`js_error`]: `SkimError` → a JS `Error` with `name` and a stable `code`
 //! - [`panic`]: keeps a panic's message for the error that reports the trap
+//! - [`allocator`]: the heap (dlmalloc, growing the memory 16 MiB at a time)
 //!
 //! No I/O here: the JS side reads (`web/src/io`: HTTP range requests, `Blob`s, bytes) and pushes
 //! the bytes into a metadata loader or a task, which decode synchronously.
 
+#[cfg(target_arch = "wasm32")]
+pub mod allocator;
 pub mod args;
 pub mod bindings;
 pub mod js_error;

@@ -391,6 +391,8 @@ export class Dataset {
           }
           options.onProgress?.(progressOf(stats));
         }
+        // The run's stats are summed at its end (and only every SYNC_MS before): the last word.
+        options.onProgress?.(progressOf(stats));
       } finally {
         stats.timeline.done = performance.now() - startedAt;
       }
@@ -527,6 +529,7 @@ export class Dataset {
       stats.rowsOut += result.rows;
       options.onProgress?.(progressOf(stats));
     }
+    options.onProgress?.(progressOf(stats));
     stats.timeline.done = performance.now() - startedAt;
     const values = {} as Record<K, AggregateValue>;
     names.forEach((name, i) => {
@@ -556,7 +559,14 @@ export class Dataset {
     const signal = spec.signal === undefined ? lifetime : AbortSignal.any([spec.signal, lifetime]);
     const running: Running = { spec, signal, states: new Map(), costs: [] };
     const started = performance.now();
-    const sync = () => {
+    // Summing every file's stats costs O(files): done after every task, it was most of a hive
+    // dataset's count (84 files, 2,200 tasks of ~450 rows: 0.6 s of 1.3 s in Node). So at most
+    // every SYNC_MS while the run goes on (progress and `stats` lag by that much), and at its end.
+    let syncedAt = Number.NEGATIVE_INFINITY;
+    const sync = (final = false) => {
+      const now = performance.now();
+      if (!final && now - syncedAt < SYNC_MS) return;
+      syncedAt = now;
       spec.stats.rowsTotal = this.files.reduce((sum, f) => sum + (f.rows ?? 0), 0);
       for (const { cost, scan } of running.costs) syncStats(scan, cost, spec.startedAt, started);
       totals(spec.stats, running.costs, spec.startedAt);
@@ -578,7 +588,7 @@ export class Dataset {
       if (signal.aborted && error === signal.reason) throw error;
       throw toSkimError(error);
     } finally {
-      sync();
+      sync(true);
     }
   }
 
@@ -747,6 +757,9 @@ export function inFile(error: unknown, path: string): Error {
 }
 
 /** Whether an error is the file's (its bytes, its server) rather than the query's or the reader's. */
+/** Least milliseconds between two summings of a dataset scan's stats while it runs. */
+const SYNC_MS = 16;
+
 export function isFileError(error: Error): boolean {
   if (isAbortError(error) || !(error instanceof ParquetSkimError)) return false;
   return !['INVALID_FILTER', 'TYPE_MISMATCH', 'UNKNOWN_COLUMN', 'INVALID_ARGUMENT', 'DISPOSED'].includes(error.code);
