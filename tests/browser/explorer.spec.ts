@@ -521,7 +521,9 @@ test('every parquet-testing file opens in the explorer with no page error: its r
         continue;
       }
       // No cell shows a raw exception, and no row stays a placeholder.
-      await expect(page.locator('#grid')).not.toContainText('TypeError', { timeout: 5_000 });
+      // No row stays a placeholder, and no cell shows a raw exception.
+      await expect(page.locator('#grid-rows tr.loading')).toHaveCount(0, { timeout: 5_000 });
+      await expect(page.locator('#grid')).not.toContainText('TypeError');
       await expect(page.locator('#grid')).not.toContainText('RangeError');
       outcomes[name] = 'ok';
     }

@@ -50,7 +50,8 @@ async function mainPaths({
     );
     const dataset = await reader.openDataset(datasetUrls);
     const datasetTable = await dataset.scan({ columns: ['id'], filter: datasetFilter }).toTable();
-    const datasetCount = await dataset.count();
+    // With a filter: the files' pages are decoded (without one, the footers answer).
+    const datasetCount = await dataset.count({ filter: datasetFilter });
     return {
       rows: file.metadata.numRows,
       firstIds: Array.from(first.getChild('id')?.toArray() ?? [], Number),
@@ -91,7 +92,7 @@ beforeAll(async () => {
     filteredIds: Array.from(filtered.getChild('id')?.toArray() ?? [], Number),
     abortError: 'AbortError',
     datasetIds: Array.from(datasetTable.getChild('id')?.toArray() ?? [], Number),
-    datasetCount: await dataset.count(),
+    datasetCount: await dataset.count({ filter: DATASET_FILTER }),
   };
   reader.dispose();
 });
@@ -122,7 +123,7 @@ describe('the main paths in every engine', () => {
           });
           expect(expected.filteredIds.length).toBeGreaterThan(0);
           expect(expected.datasetIds.length).toBeGreaterThan(0);
-          expect(expected.datasetCount).toBe(12);
+          expect(expected.datasetCount).toBe(expected.datasetIds.length);
         } finally {
           await page.close();
         }

@@ -9,8 +9,8 @@
  *   into the byte ranges of just the pages holding those rows. With a filter, offset and limit
  *   count matches, and once the filter's columns are in the workers' cross-scan cache (a count
  *   put them there) a block reads only its output pages. Blocks are kept in a small LRU
- *   ({@link KEEP_BLOCKS}); a block no longer visible when its turn comes is not fetched, and a
- *   fetch in flight for a block scrolled away is aborted.
+ *   ({@link KEEP_BLOCKS}); a block's read starts when it comes into view, and is aborted if it
+ *   is scrolled away before it is read.
  * - {@link DataGrid.show} starts a view (all rows, or a filter's matches): the last view's rows
  *   go at once (its blocks are aborted, the rows show as loading), and it resolves with the first
  *   block's scan stats, or rejects with its error: the page shows either. How many matches
@@ -58,8 +58,12 @@ interface Block {
   rows?: Array<Array<string | null>>;
   controller: AbortController;
   failed?: string;
-  /** Its scan's stats, once read; rejects with its error. */
-  done: Promise<ScanStats>;
+}
+
+/** The caller of {@link DataGrid.show} waiting for its view's first rows. */
+interface Waiting {
+  resolve(stats: ScanStats): void;
+  reject(error: unknown): void;
 }
 
 /** The selected cell (`column` null: the whole row). */
@@ -98,6 +102,8 @@ export class DataGrid {
   /** Rows of wheel movement not yet applied (a trackpad moves by fractions of a row). */
   private wheelRest = 0;
   private selection: Selection | null = null;
+  /** The current view's caller, until its first block is read (or fails, or is given up). */
+  private waiting: Waiting | null = null;
   /** Widths the user dragged columns to, by column name (the others size to their content). */
   private readonly widths = new Map<string, number>();
   /** What the grid's reads cost: rows, bytes, requests, blocks, and tasks served by the workers' cache. */
@@ -139,18 +145,36 @@ export class DataGrid {
 
   /**
    * Shows every row (`filter` undefined) or a filter's matches from the top; resolves with the
-   * first block's scan stats once its rows are shown, rejects with its error (or the abort).
+   * first block's scan stats once its rows are shown, rejects with its error, or with `signal`'s
+   * reason. A column change while it loads reads the block again (the promise waits for that);
+   * a newer `show()` gives it up (an `AbortError`).
    */
   show(filter: string | undefined, signal: AbortSignal): Promise<ScanStats> {
+    this.waiting?.reject(new DOMException('a newer view replaced this one', 'AbortError'));
     this.filter = filter;
     this.rows = filter === undefined ? this.sourceRows : BLOCK_ROWS;
     this.rowsKnown = filter === undefined;
-    this.selection = null;
+    this.unselect();
     this.dropBlocks();
     this.updateSpacer();
     this.scrollToRow(0);
-    const block = this.load(0, signal);
-    return block.done;
+    const done = new Promise<ScanStats>((resolve, reject) => {
+      const waiting: Waiting = {
+        resolve: (stats) => {
+          if (this.waiting === waiting) this.waiting = null;
+          resolve(stats);
+        },
+        reject: (error) => {
+          if (this.waiting === waiting) this.waiting = null;
+          reject(error);
+        },
+      };
+      this.waiting = waiting;
+      if (signal.aborted) waiting.reject(signal.reason);
+      signal.addEventListener('abort', () => waiting.reject(signal.reason), { once: true });
+    });
+    this.load(0, signal);
+    return done;
   }
 
   /** The filter's matches, once counted: the grid scrolls through all of them. */
@@ -167,7 +191,7 @@ export class DataGrid {
     this.dropBlocks();
     this.rows = 0;
     this.rowsKnown = true;
-    this.selection = null;
+    this.unselect();
     this.updateSpacer();
     this.schedule();
   }
@@ -183,6 +207,7 @@ export class DataGrid {
 
   dispose(): void {
     this.disposed = true;
+    this.waiting?.reject(new DOMException('the grid was closed', 'AbortError'));
     this.dropBlocks();
     cancelAnimationFrame(this.frame);
   }
@@ -238,7 +263,7 @@ export class DataGrid {
       ),
     );
     this.layer.replaceChildren(head, el('tbody'));
-    this.selection = null;
+    this.unselect();
     this.updateSpacer();
     this.schedule();
   }
@@ -264,10 +289,12 @@ export class DataGrid {
       const up = () => {
         handle.removeEventListener('pointermove', move);
         handle.removeEventListener('pointerup', up);
+        handle.removeEventListener('pointercancel', up);
         this.schedule();
       };
       handle.addEventListener('pointermove', move);
       handle.addEventListener('pointerup', up);
+      handle.addEventListener('pointercancel', up);
     });
     handle.addEventListener('dblclick', (event) => {
       event.stopPropagation();
@@ -332,6 +359,9 @@ export class DataGrid {
 
   private onWheel(event: WheelEvent): void {
     if (event.ctrlKey || Math.abs(event.deltaX) > Math.abs(event.deltaY)) return; // zoom, sideways: native
+    // At the first row going up, or the last going down, the page scrolls instead.
+    const first = this.firstVisibleRow();
+    if ((event.deltaY < 0 && first === 0) || (event.deltaY > 0 && first >= this.span())) return;
     event.preventDefault();
     const rows =
       event.deltaMode === WheelEvent.DOM_DELTA_LINE
@@ -379,6 +409,13 @@ export class DataGrid {
     if (td === null || td === undefined || tr === null || tr === undefined || tr.dataset.row === undefined) return;
     const column = td.cellIndex === 0 ? null : td.cellIndex - 1;
     this.select({ row: Number(tr.dataset.row), column });
+  }
+
+  /** No cell selected, and the inspector empty. */
+  private unselect(): void {
+    this.selection = null;
+    this.inspector.replaceChildren();
+    delete this.inspector.dataset.row;
   }
 
   private select(selection: Selection): void {
@@ -513,25 +550,22 @@ export class DataGrid {
     return body;
   }
 
-  /** Reads block `index` of the view; `outer` (the page's work) aborts it too. */
+  /**
+   * Reads block `index` of the view; `outer` (the page's work) aborts it too. Block 0 answers the
+   * caller of {@link show} still waiting, if any.
+   */
   private load(index: number, outer?: AbortSignal): Block {
     const controller = new AbortController();
     if (outer?.aborted === true) controller.abort(outer.reason);
     else outer?.addEventListener('abort', () => controller.abort(outer.reason), { once: true });
     const columns = this.columns;
     const filter = this.filter;
-    let settle: { resolve(stats: ScanStats): void; reject(error: unknown): void } | undefined;
-    const done = new Promise<ScanStats>((resolve, reject) => {
-      settle = { resolve, reject };
-    });
-    // Only the caller of show() awaits a block's end; the others' rejections are shown in their cells.
-    done.catch(() => undefined);
-    const block: Block = { controller, done };
+    const block: Block = { controller };
     this.blocks.set(index, block);
     const current = () => this.blocks.get(index) === block && columns === this.columns && filter === this.filter;
     const fail = (error: unknown) => {
       block.failed = controller.signal.aborted ? 'cancelled' : ((error as { code?: string }).code ?? 'error');
-      settle?.reject(error);
+      if (index === 0 && !controller.signal.aborted) this.waiting?.reject(error);
       this.schedule();
     };
     let scan: ReturnType<GridSource['scan']>;
@@ -550,10 +584,8 @@ export class DataGrid {
     }
     scan.toTable().then(
       (table) => {
-        if (!current()) {
-          settle?.reject(new DOMException('the view changed', 'AbortError'));
-          return;
-        }
+        // Dropped (a column change, a newer view): its replacement answers, if any.
+        if (!current()) return;
         try {
           block.rows = textRows(table);
         } catch (error) {
@@ -571,14 +603,13 @@ export class DataGrid {
         const { rows, blocks, bytes, requests, tasks, cacheHits } = this.cost;
         const cached = cacheHits > 0 ? `; ${cacheHits} of ${plural(tasks, 'task')} from the cache` : '';
         this.costLine.textContent = `The grid has read ${plural(rows, 'row')} in ${plural(blocks, 'block')}: ${formatBytes(bytes)} in ${plural(requests, 'request')}${cached}.`;
-        settle?.resolve(scan.stats);
+        if (index === 0) this.waiting?.resolve(scan.stats);
+        if (this.selection !== null && Math.floor(this.selection.row / BLOCK_ROWS) === index)
+          this.select(this.selection);
         this.schedule();
       },
       (error: unknown) => {
-        if (this.blocks.get(index) !== block) {
-          settle?.reject(error);
-          return;
-        }
+        if (this.blocks.get(index) !== block) return;
         fail(error);
       },
     );

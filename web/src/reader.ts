@@ -455,9 +455,18 @@ export async function loadMetadata(
     return fresh;
   };
   let loader = loaderOf();
+  // A loader that trapped is still borrowed and cannot be freed: it is given up.
+  const release = (old: MetadataLoader) => {
+    try {
+      old.free();
+    } catch {
+      // Left to the instance (which is suspect anyway after a trap).
+    }
+  };
   const again = () => {
-    loader.free();
+    const old = loader;
     loader = loaderOf();
+    release(old);
   };
   try {
     for (;;) {
@@ -474,7 +483,7 @@ export async function loadMetadata(
       loader.push(start, data);
     }
   } finally {
-    loader.free();
+    release(loader);
   }
 }
 

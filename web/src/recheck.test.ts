@@ -60,20 +60,30 @@ describe('recheck', () => {
   });
 });
 
-/** The core, with its metadata loaders failing the decodes numbered in `failing` (1 = the first asked for). */
-async function faultyCore(failing: number[]): Promise<Wasm> {
+/**
+ * The core, with its metadata loaders failing the decodes numbered in `failing` (1 = the first
+ * asked for) after decoding — the loader's state moved on, as a miscompiled decode would leave
+ * it — and counting the loaders made (`made.count`).
+ */
+async function faultyCore(failing: number[]): Promise<{ wasm: Wasm; made: { count: number } }> {
   const wasm = await instantiateWasm(await compileWasm());
   let calls = 0;
+  const made = { count: 0 };
   class FaultyLoader extends wasm.MetadataLoader {
+    constructor(fileLen: number, options?: string | null) {
+      super(fileLen, options);
+      made.count += 1;
+    }
     override needs(): string {
       calls += 1;
+      const answer = super.needs();
       if (failing.includes(calls)) {
         throw new ParquetSkimError('INVALID_FILE', 'expected a valid Parquet file (a fault injected by the test)');
       }
-      return super.needs();
+      return answer;
     }
   }
-  return { ...wasm, MetadataLoader: FaultyLoader };
+  return { wasm: { ...wasm, MetadataLoader: FaultyLoader }, made };
 }
 
 describe('opening a file whose footer decode fails once', () => {
@@ -92,9 +102,12 @@ describe('opening a file whose footer decode fails once', () => {
         reads.push(`${start}-${end}`);
         return read(start, end, signal);
       };
-      const handle = await loadMetadata(await faultyCore(failing), source, tail, undefined, {});
+      const { wasm, made } = await faultyCore(failing);
+      const handle = await loadMetadata(wasm, source, tail, undefined, {});
       expect(handle.numRows).toBe(7300);
       handle.free();
+      // One loader, and one more for each failure: the second look starts from the bytes.
+      expect(made.count).toBe(1 + failing.length);
       return reads;
     };
     const clean = await open([]);
@@ -110,7 +123,8 @@ describe('opening a file whose footer decode fails once', () => {
     const source = new BytesSource(new Uint8Array(await readFile(file)));
     const tail = await source.readTail(1024);
     const before = counts();
-    await expect(loadMetadata(await faultyCore([2, 3]), source, tail, undefined, {})).rejects.toMatchObject({
+    const { wasm } = await faultyCore([2, 3]);
+    await expect(loadMetadata(wasm, source, tail, undefined, {})).rejects.toMatchObject({
       code: 'INVALID_FILE',
     });
     expect(since(before)).toEqual({ ran: 1, passed: 0 });

@@ -49,7 +49,7 @@ function executors(options: { trapOnPage?: boolean; failOnPage?: string; failInW
       pool.shown.push(file.fileId);
     },
     run: async (job: TaskJob) => {
-      ran.push(`worker:${job.spec}`);
+      ran.push(`worker:${job.spec}${job.rechecked === true ? ' (rechecked)' : ''}`);
       if (options.failInWorker !== undefined) {
         throw new ParquetSkimError(options.failInWorker as ErrorCode, 'in the worker');
       }
@@ -136,7 +136,8 @@ describe('HybridExecutor', () => {
     const before = { ...rechecks };
     const passes = executors({ failOnPage: 'INVALID_FILE' });
     expect((await passes.hybrid.run(job('flaky', 500))).decodeMs).toBe(2);
-    expect(passes.ran).toEqual(['page:flaky', 'worker:flaky']);
+    // The worker is told it is the second look (a failure there is not looked at a third time).
+    expect(passes.ran).toEqual(['page:flaky', 'worker:flaky (rechecked)']);
     // Not a trap: the page keeps decoding small tasks.
     expect(passes.page.trapped).toBe(false);
     expect([rechecks.ran - before.ran, rechecks.passed - before.passed]).toEqual([1, 1]);
@@ -144,6 +145,9 @@ describe('HybridExecutor', () => {
     const fails = executors({ failOnPage: 'INVALID_FILE', failInWorker: 'INVALID_FILE' });
     await expect(fails.hybrid.run(job('broken', 500))).rejects.toThrow('in the worker');
     expect([rechecks.ran - before.ran, rechecks.passed - before.passed]).toEqual([2, 1]);
+    // Workers that cannot start: the page's own error stands, not WORKER_CRASHED.
+    const noWorkers = executors({ failOnPage: 'INVALID_FILE', failInWorker: 'WORKER_CRASHED' });
+    await expect(noWorkers.hybrid.run(job('alone', 500))).rejects.toThrow('on the page');
 
     // An error that says the same every time is not looked at again.
     const refused = executors({ failOnPage: 'TOO_LARGE' });

@@ -89,7 +89,11 @@ export class HybridExecutor implements Executor {
         // worker looks at the task again, and its answer — rows or the same error — is the one.
         if (!mayBeEngineFault(error) || job.signal?.aborted === true) throw error;
         rechecks.ran += 1;
-        const again = await this.pool.run({ ...job, rechecked: true });
+        const again = await this.pool.run({ ...job, rechecked: true }).catch((poolError: unknown) => {
+          // No worker could look (they cannot start, or the reader went): the page's error stands.
+          const code = (poolError as { code?: unknown }).code;
+          throw code === 'WORKER_CRASHED' || code === 'DISPOSED' ? error : poolError;
+        });
         rechecks.passed += 1;
         return again;
       });

@@ -319,10 +319,14 @@ describe('WorkerPool', () => {
     });
     const lastTask = () => worker.tasks().at(-1)?.taskId ?? -1;
 
+    const opens = () => worker.posted.filter((m) => m.kind === 'openFile' || m.kind === 'openScan').length;
     const passes = pool.run(job());
+    expect(opens()).toBe(2);
     worker.answer(invalid(lastTask()));
     await tick();
     expect(worker.tasks()).toHaveLength(2);
+    // The worker is shown the file and the scan again: it may have failed them, and kept that.
+    expect(opens()).toBe(4);
     worker.answer(done(lastTask()));
     await expect(passes).resolves.toMatchObject({ rows: 1 });
 

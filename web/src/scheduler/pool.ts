@@ -430,9 +430,12 @@ export class WorkerPool implements Executor {
           const error = toSkimError(message.error);
           if (this.mayRecheck(job, error)) {
             // A file read as invalid may be the engine's fault (recheck.ts): once more, on the
-            // first worker free; its bytes are asked for again (they were transferred).
+            // first worker free; its bytes are asked for again (they were transferred). This
+            // worker may have failed the file's footer or the scan's binding, and keeps that
+            // failure: it is shown both again, so it tries them again.
             job.rechecking = true;
             rechecks.ran += 1;
+            slot.held.dropFile(job.task.file.fileId);
             this.queue.unshift(job);
           } else {
             this.settle(job, { error });

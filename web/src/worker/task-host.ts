@@ -137,9 +137,13 @@ export class TaskHost {
     }
   }
 
-  /** Binds a scan to its file (once); a failure is kept as the answer of the scan's tasks. */
+  /**
+   * Binds a scan to its file (once); a failure is kept as the answer of the scan's tasks until
+   * the scan is sent again (a task rechecked after it, recheck.ts), which tries once more.
+   */
   private openScan(scanId: number, fileId: number, spec: string): void {
-    if (this.scans.has(scanId) || this.failedScans.has(scanId)) return;
+    if (this.scans.has(scanId)) return;
+    this.failedScans.delete(scanId);
     const file = this.files.get(fileId);
     try {
       if (file === undefined)
