@@ -33,7 +33,7 @@
 import { type DataType, type Schema, type Table, Type } from 'apache-arrow';
 import { formatValue, type ScanStats, valueAt } from 'parquet-skim';
 import { el, formatBytes, formatCount, plural, truncate } from './dom.js';
-import { isNumeric } from './rows-view.js';
+import { isNumeric } from './scan-stats-view.js';
 import { typeLabel } from './values.js';
 
 const ROW_PX = 24;

@@ -35,7 +35,7 @@ import { byId, el } from './dom.js';
 import { DataGrid } from './grid-view.js';
 import { renderColumnChunks, renderKeyValueMetadata, renderRowGroups, renderSummary } from './metadata-view.js';
 import { renderQueryPanel } from './query-view.js';
-import { renderScanStats } from './rows-view.js';
+import { renderScanStats } from './scan-stats-view.js';
 import { renderSchema } from './schema-view.js';
 
 /**
