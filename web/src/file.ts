@@ -18,6 +18,7 @@ import { recheck } from './recheck.js';
 import { type RowGroupFate, Scan, type ScanStats } from './scan.js';
 import type { Executor, FileFooter, TaskResult } from './scheduler/executor.js';
 import { type PhaseCosts, type ReadPlan, runPlan, type ScanPart, scanRef } from './scheduler/scheduler.js';
+import type { TaskSpec } from './wasm/contract.js';
 import type { ParquetFileHandle } from './wasm/parquet_skim_wasm.js';
 import type { Chunk } from './worker/protocol.js';
 
@@ -261,7 +262,7 @@ export class ParquetFile {
         },
         onTaskDone: (task, result) => {
           stats.timeline.firstResult ??= performance.now() - planned.startedAt;
-          countTask(stats, missed, task.spec.rowGroupIdx, result);
+          countTask(stats, missed, task.spec, result);
           const bytes = this.context.executor.cachedBytes();
           stats.columnCache.series.push({ ms: performance.now() - started, bytes });
           stats.columnCache.peakBytes = Math.max(stats.columnCache.peakBytes, bytes);
@@ -511,7 +512,12 @@ export function syncStats(stats: ScanStats, cost: PhaseCosts, plannedAt: number,
  * and what the cross-scan cache did. A row group split into tasks is `cached` only if every one of
  * them hit (`missed`: the row groups where one did not).
  */
-export function countTask(stats: ScanStats, missed: Set<number>, rowGroup: number, result: TaskResult): void {
+/** The row groups task `spec` decodes: its own, then any it spans (small row groups share a task). */
+export function rowGroupsOf(spec: TaskSpec): number[] {
+  return [spec.rowGroupIdx, ...(spec.moreRowGroups ?? []).map((part) => part.rowGroupIdx)];
+}
+
+export function countTask(stats: ScanStats, missed: Set<number>, spec: TaskSpec, result: TaskResult): void {
   stats.tasksDone += 1;
   stats.decodeMs += result.decodeMs;
   stats.queueMs += result.queueMs;
@@ -521,8 +527,10 @@ export function countTask(stats: ScanStats, missed: Set<number>, rowGroup: numbe
   if (result.cache !== undefined) {
     if (result.cache.hit) cache.hits += 1;
     else cache.misses += 1;
-    if (!result.cache.hit) missed.add(rowGroup);
-    stats.rowGroupFates[rowGroup] = missed.has(rowGroup) ? 'read' : 'cached';
+    for (const rowGroup of rowGroupsOf(spec)) {
+      if (!result.cache.hit) missed.add(rowGroup);
+      stats.rowGroupFates[rowGroup] = missed.has(rowGroup) ? 'read' : 'cached';
+    }
   }
   if (result.cacheDelta !== undefined) {
     cache.bytesInserted += result.cacheDelta.bytesInserted;
@@ -534,7 +542,8 @@ export function countTask(stats: ScanStats, missed: Set<number>, rowGroup: numbe
 export function statsOf(plan: ReadPlan, context: { cacheBytes: number; executor: Executor }): ScanStats {
   const rowGroupFates: RowGroupFate[] = Array.from({ length: plan.stats.rowGroupsTotal }, () => 'unread');
   for (const { rowGroup, by } of plan.stats.prunedRowGroups) rowGroupFates[rowGroup] = by;
-  for (const task of plan.tasks) rowGroupFates[task.spec.rowGroupIdx] = 'read';
+  const read = new Set(plan.tasks.flatMap((task) => rowGroupsOf(task.spec)));
+  for (const rowGroup of read) rowGroupFates[rowGroup] = 'read';
   const byteSum = (ranges: Array<{ start: number; end: number }>) =>
     ranges.reduce((sum, r) => sum + r.end - r.start, 0);
   return {
@@ -544,7 +553,7 @@ export function statsOf(plan: ReadPlan, context: { cacheBytes: number; executor:
     rowGroupsPrunedByStats: plan.stats.rowGroupsPrunedByStats,
     rowGroupsPrunedByBloom: plan.stats.rowGroupsPrunedByBloom,
     rowGroupsPrunedByPageIndex: plan.stats.rowGroupsPrunedByPageIndex,
-    rowGroupsRead: new Set(plan.tasks.map((t) => t.spec.rowGroupIdx)).size,
+    rowGroupsRead: read.size,
     pagesTotal: plan.stats.pagesTotal,
     pagesPruned: plan.stats.pagesPruned,
     rowsTotal: plan.stats.rowsTotal,

@@ -12,7 +12,7 @@
 use parquet_skim_core::aggregate::{AggregateFn, AggregateSpec, ArithOp, Partial, ValueExpr};
 use parquet_skim_core::column_cache::{CacheReport, CacheStats};
 use parquet_skim_core::page_layout::LearnedPages;
-use parquet_skim_core::plan::{ByteRange, PrunedBy, PrunedRowGroup, ReadTask};
+use parquet_skim_core::plan::{ByteRange, PrunedBy, PrunedRowGroup, ReadTask, RowGroupPart};
 use parquet_skim_core::summary::{
     ColumnChunkSummary, KeyValue, LeafColumn, RowGroupSummary, StatisticsSummary,
 };
@@ -58,6 +58,7 @@ fn main() {
         declare::<ScanSpec>(),
         declare::<TaskSpec>(),
         declare::<LearnedPages>(),
+        declare::<RowGroupPart>(),
         declare::<ByteRange>(),
         declare::<ReadTask>(),
         declare::<PrunedBy>(),

@@ -266,6 +266,39 @@ pub fn cache_key(
     )
 }
 
+/// The cache key of a task spanning several row groups: the file's identity, its first row group
+/// and how many, the filter's leaf columns, and a hash of every row group with its selection.
+pub fn group_cache_key<'a>(
+    file_key: &str,
+    row_groups: impl Iterator<Item = (usize, Option<&'a [i64]>)>,
+    leaves: &[usize],
+) -> String {
+    let leaves: Vec<String> = leaves.iter().map(usize::to_string).collect();
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut fnv = |value: i64| {
+        for byte in value.to_le_bytes() {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    let (mut first, mut count) = (None, 0usize);
+    for (row_group, selection) in row_groups {
+        first.get_or_insert(row_group);
+        count += 1;
+        // Unambiguous: the row group, how many runs follow (-1: all rows), the runs.
+        fnv(i64::try_from(row_group).unwrap_or(i64::MAX));
+        fnv(selection.map_or(-1, |runs| i64::try_from(runs.len()).unwrap_or(i64::MAX)));
+        for run in selection.unwrap_or(&[]) {
+            fnv(*run);
+        }
+    }
+    format!(
+        "{file_key}\u{1f}rg{}+{count}\u{1f}c{}\u{1f}g{hash:016x}",
+        first.unwrap_or(0),
+        leaves.join(",")
+    )
+}
+
 /// Concatenates one column of cached batches, keeping only the rows `masks` select.
 pub fn filtered_column(
     batches: &[RecordBatch],

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::aggregate::AggregateSpec;
 use crate::bytes_cache::ByteCache;
-use crate::column_cache::cache_key;
+use crate::column_cache::{cache_key, group_cache_key};
 use crate::error::{Result, SkimError};
 use crate::filter::bloom::{bloom_ranges, excluded_by_bloom};
 use crate::filter::prune::{prune_pages, row_groups_may_match};
@@ -115,6 +115,31 @@ pub struct TaskSpec {
     /// (`page_layout`): the task decodes with them as the chunks' offset index.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub learned_pages: Option<Vec<LearnedPages>>,
+    /// Row groups the task decodes after `row_group_idx`, in order, with the same decoder:
+    /// consecutive small row groups share one task (see [`group_small_tasks`]). Empty for most.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more_row_groups: Vec<RowGroupPart>,
+}
+
+/// A further row group of a task that spans several (see [`TaskSpec::more_row_groups`]).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RowGroupPart {
+    pub row_group_idx: usize,
+    /// Rows of the row group to decode, as [`TaskSpec::selection`]; `None`: every row.
+    pub selection: Option<Vec<i64>>,
+}
+
+impl TaskSpec {
+    /// The row groups the task decodes, in order, each with its selection (`None`: all rows).
+    pub fn row_groups(&self) -> impl Iterator<Item = (usize, Option<&[i64]>)> + '_ {
+        std::iter::once((self.row_group_idx, self.selection.as_deref())).chain(
+            self.more_row_groups
+                .iter()
+                .map(|part| (part.row_group_idx, part.selection.as_deref())),
+        )
+    }
 }
 
 /// A half-open byte range `[start, end)`, as it crosses into JS.
@@ -293,7 +318,7 @@ pub fn plan_scan_with(
         spec.task_idx = task_idx;
         // Not a task whose filter columns cannot fit the worker's cache. One with a limit keeps
         // its filter columns only if it saw all its rows (a rare filter), and a hit stops at it.
-        let keep = cacheable && fits_column_cache(&scan, &spec, rows_scanned);
+        let keep = cacheable && fits_column_cache(&scan, &spec);
         if let (true, Some(file_key)) = (keep, &request.file_key) {
             spec.cache_key = Some(cache_key(
                 file_key,
@@ -307,6 +332,17 @@ pub fn plan_scan_with(
         stats.rows_scanned += rows_scanned;
         tasks.push(read_task(&scan, spec, rows_scanned)?);
     }
+    // A filtered scan with a limit (first rows, lookups) keeps a task per row group: each task
+    // sees all its row group's rows before it stops at the limit, so it fills the cross-scan
+    // cache, and the scheduler stops launching tasks once the limit is met.
+    // Tasks split by `targetTaskRows` stay as the caller sized them.
+    let tasks = if (scan.filter().is_some() && request.limit.is_some())
+        || request.target_task_rows.is_some_and(|target| target > 0)
+    {
+        tasks
+    } else {
+        group_small_tasks(&scan, tasks, request.file_key.as_deref())
+    };
     let rows = scan
         .filter()
         .is_none()
@@ -324,6 +360,106 @@ pub fn plan_scan_with(
         limit: if filtered { request.limit } else { None },
         stats,
     })
+}
+
+/// Planned bytes (filter and output pages) under which a task may share its decoder with the
+/// tasks next to it.
+pub const SMALL_TASK_BYTES: u64 = 256 * 1024;
+/// A task made of small row groups stops taking more at this many planned bytes…
+pub const GROUP_TASK_BYTES: u64 = 1024 * 1024;
+/// …or at this many rows scanned.
+pub const GROUP_TASK_ROWS: u64 = 128 * 1024;
+
+/// Consecutive small tasks become one task over their row groups, decoded by one push decoder.
+///
+/// Writers that split data by partition, or flush often, leave row groups of a few hundred rows:
+/// pyarrow's `write_to_dataset` wrote lineitem SF1 as 84 files of ~180 row groups of ~400 rows.
+/// A task per row group then costs more to schedule than to decode: TPC-H Q6 over that dataset
+/// ran 2,208 tasks of ~0.4 ms of decoding each, and the page — planning, reading, posting and
+/// collecting each task — was busy for most of the scan while the workers idled 60% of it.
+/// A task per ~1 MiB of pages decodes the same rows with a fiftieth of the tasks.
+///
+/// Only tasks that decode as plain row groups are grouped: not one whose pages were walked from
+/// their headers (its own offset index), nor in a file past 4 GiB (a row group's offsets may need
+/// lowering on its own, see [`rebase`](crate::rebase)). A grouped task whose row groups all have
+/// a cross-scan cache key gets one key for all of them: the same filter columns over the same
+/// row groups, grouped the same way, hit (a re-filter that prunes other row groups groups them
+/// otherwise, and misses). Row groups split into several tasks (`targetTaskRows`) are large by
+/// construction and never grouped.
+pub(crate) fn group_small_tasks(
+    scan: &BoundScan,
+    tasks: Vec<ReadTask>,
+    file_key: Option<&str>,
+) -> Vec<ReadTask> {
+    let groupable_file = scan.file().file_len() <= 1 << 32;
+    let small = |task: &ReadTask| {
+        groupable_file
+            && task.spec.learned_pages.is_none()
+            && task.bytes() <= SMALL_TASK_BYTES
+            && task.rows_scanned <= GROUP_TASK_ROWS
+    };
+    let mut grouped: Vec<ReadTask> = Vec::with_capacity(tasks.len());
+    let mut open = false;
+    for task in tasks {
+        let joins = open
+            && small(&task)
+            && grouped.last().is_some_and(|group| {
+                group.bytes() + task.bytes() <= GROUP_TASK_BYTES
+                    && group.rows_scanned + task.rows_scanned <= GROUP_TASK_ROWS
+                    && group
+                        .spec
+                        .row_groups()
+                        .all(|(rg, _)| rg != task.spec.row_group_idx)
+            });
+        match grouped.last_mut() {
+            Some(group) if joins => group.absorb(task),
+            _ => {
+                open = small(&task);
+                grouped.push(task);
+            }
+        }
+    }
+    for (task_idx, task) in grouped.iter_mut().enumerate() {
+        task.spec.task_idx = task_idx;
+        let spec = &mut task.spec;
+        if !spec.more_row_groups.is_empty() && spec.cache_key.is_some() {
+            spec.cache_key = file_key
+                .filter(|_| fits_column_cache(scan, spec))
+                .map(|file_key| group_cache_key(file_key, spec.row_groups(), scan.filter_leaves()));
+        }
+    }
+    grouped
+}
+
+impl ReadTask {
+    /// Bytes the plan lists for the task (filter and output pages).
+    fn bytes(&self) -> u64 {
+        let sum = |ranges: &[ByteRange]| ranges.iter().map(|r| r.end - r.start).sum::<u64>();
+        sum(&self.filter_ranges) + sum(&self.output_ranges)
+    }
+
+    /// Takes `next`'s row groups after this task's, as one task.
+    fn absorb(&mut self, next: ReadTask) {
+        let spec = &mut self.spec;
+        // Keyed again once grouped, if every row group had a key.
+        spec.cache_key = spec
+            .cache_key
+            .take()
+            .filter(|_| next.spec.cache_key.is_some());
+        spec.expected_rows = spec
+            .expected_rows
+            .zip(next.spec.expected_rows)
+            .map(|(a, b)| a + b);
+        spec.batch_size = spec.batch_size.min(next.spec.batch_size);
+        spec.more_row_groups.push(RowGroupPart {
+            row_group_idx: next.spec.row_group_idx,
+            selection: next.spec.selection,
+        });
+        spec.more_row_groups.extend(next.spec.more_row_groups);
+        self.filter_ranges.extend(next.filter_ranges);
+        self.output_ranges.extend(next.output_ranges);
+        self.rows_scanned += next.rows_scanned;
+    }
 }
 
 /// What every task of `request` shares.
@@ -344,17 +480,24 @@ fn scan_spec_of(request: &ScanRequest) -> ScanSpec {
 /// task that could only be rejected decodes fused (filter and output in one pass, the predicate
 /// cache) instead of collecting its filter columns for nothing: with a 16 MiB `cacheBytes`, the
 /// hits bench's first query was 0.88× cache-off that way, in memory.
-fn fits_column_cache(scan: &BoundScan, spec: &TaskSpec, rows_scanned: u64) -> bool {
-    let rg = scan.file().metadata().row_group(spec.row_group_idx);
-    let num_rows = rows_of(rg.num_rows()).max(1);
-    let bytes: u64 = scan
-        .filter_leaves()
-        .iter()
-        .filter_map(|&leaf| rg.columns().get(leaf))
-        .map(|chunk| u64::try_from(chunk.uncompressed_size()).unwrap_or(0))
-        .sum();
-    let scanned = (u128::from(bytes) * u128::from(rows_scanned) / u128::from(num_rows)) as u64;
-    scanned <= scan.spec().column_cache_bytes
+/// A task spanning several row groups sums theirs.
+fn fits_column_cache(scan: &BoundScan, spec: &TaskSpec) -> bool {
+    let Ok(parts) = scan.parts(spec) else {
+        return false;
+    };
+    let mut scanned = 0u128;
+    for part in parts {
+        let rg = scan.file().metadata().row_group(part.row_group_idx);
+        let num_rows = rows_of(rg.num_rows()).max(1);
+        let bytes: u64 = scan
+            .filter_leaves()
+            .iter()
+            .filter_map(|&leaf| rg.columns().get(leaf))
+            .map(|chunk| u64::try_from(chunk.uncompressed_size()).unwrap_or(0))
+            .sum();
+        scanned += u128::from(bytes) * part.rows as u128 / u128::from(num_rows);
+    }
+    scanned <= u128::from(scan.spec().column_cache_bytes)
 }
 
 /// `request`, refused when it names an empty list of columns.

@@ -54,6 +54,16 @@ pub struct ScanSpec {
     pub scan_id: u64,
 }
 
+/// One row group of a task, as [`BoundScan::parts`] resolves it.
+#[derive(Debug, Clone)]
+pub struct TaskPart {
+    pub row_group_idx: usize,
+    /// The rows decoded (`None`: all).
+    pub selection: Option<RowSelection>,
+    /// How many rows that is.
+    pub rows: usize,
+}
+
 /// A [`ScanSpec`] bound to its file: columns resolved and the filter typed, once.
 #[derive(Debug, Clone)]
 pub struct BoundScan {
@@ -133,12 +143,15 @@ impl BoundScan {
         row_filter: impl FnOnce(&Filter) -> RowFilter,
     ) -> Result<ParquetPushDecoder> {
         let batch_size = self.batch_size(task)?;
-        let selection = self.selection(task)?;
+        let selections = task
+            .row_groups()
+            .map(|(idx, runs)| Ok(RowGroupSelection::new(idx, self.part_selection(idx, runs)?)))
+            .collect::<Result<Vec<_>>>()?;
         // The predicate cache keeps filter columns decoded for the output instead of decoding
         // them twice, within the task's byte budget (arrow-rs stops caching at the budget, never
         // fails). It widens the pages read for cached columns to whole batches, which would undo
         // page pruning, so a task with a page selection does without it.
-        let cache_bytes = if task.selection.is_some() {
+        let cache_bytes = if task.row_groups().any(|(_, runs)| runs.is_some()) {
             0
         } else {
             to_usize(self.spec.predicate_cache_bytes)
@@ -149,10 +162,7 @@ impl BoundScan {
                 .with_metrics(metrics)
                 .with_projection(self.projection.mask().clone())
                 .with_batch_size(batch_size)
-                .with_row_group_selections(vec![RowGroupSelection::new(
-                    task.row_group_idx,
-                    selection,
-                )]);
+                .with_row_group_selections(selections);
         if let Some(filter) = &self.filter {
             builder = builder.with_row_filter(row_filter(filter));
         }
@@ -164,7 +174,7 @@ impl BoundScan {
             .map_err(|e| SkimError::from_parquet("planning the read", e))
     }
 
-    /// A decoder of `mask`'s columns over `selection` of the task's row group, with no filter
+    /// A decoder of `mask`'s columns over `selections` of the task's row groups, with no filter
     /// and no predicate cache: the cross-scan path (`task.rs`) evaluates the filter itself. Call
     /// after [`decoder`](Self::decoder) has accepted `task` (row group and chunk sizes are
     /// checked there), with the batch size of [`batch_size`](Self::batch_size).
@@ -173,12 +183,12 @@ impl BoundScan {
         file: &ParquetFile,
         task: &TaskSpec,
         mask: ProjectionMask,
-        selection: Option<RowSelection>,
+        selections: Vec<RowGroupSelection>,
     ) -> Result<ParquetPushDecoder> {
         ParquetPushDecoderBuilder::new_with_metadata(file.reader_metadata().clone())
             .with_projection(mask)
             .with_batch_size(task.batch_size)
-            .with_row_group_selections(vec![RowGroupSelection::new(task.row_group_idx, selection)])
+            .with_row_group_selections(selections)
             .build()
             .map_err(|e| SkimError::from_parquet("planning the read", e))
     }
@@ -186,8 +196,17 @@ impl BoundScan {
     /// A task's batch size: the task's, reduced so a batch of the columns it reads fits
     /// `maxBatchBytes` (see [`limits`](crate::limits)). Refuses a task reading a column chunk
     /// over `maxChunkBytes`, or whose single row is over `maxBatchBytes`.
+    /// A task spanning several row groups gets the smallest of theirs.
     pub fn batch_size(&self, task: &TaskSpec) -> Result<usize> {
-        let rg = self.row_group(task)?;
+        let mut size = task.batch_size;
+        for (idx, _) in task.row_groups() {
+            size = size.min(self.part_batch_size(task.batch_size, idx)?);
+        }
+        Ok(size)
+    }
+
+    fn part_batch_size(&self, batch_size: usize, row_group_idx: usize) -> Result<usize> {
+        let rg = self.row_group_at(row_group_idx)?;
         let num_rows = rows_of(rg.num_rows());
         let limits = &self.spec.limits;
         let mut row_bytes = 0u64;
@@ -203,39 +222,53 @@ impl BoundScan {
                          {}-byte column chunk limit; project fewer columns, or raise \
                          `maxChunkBytes`",
                         chunk.column_path().string(),
-                        task.row_group_idx,
+                        row_group_idx,
                         limits.max_chunk_bytes
                     ),
                 });
             }
             row_bytes = row_bytes.saturating_add(limits::bytes_per_row(chunk, num_rows));
         }
-        limits::fitted_batch_size(
-            task.batch_size,
-            row_bytes,
-            limits.max_batch_bytes,
-            task.row_group_idx,
-        )
+        limits::fitted_batch_size(batch_size, row_bytes, limits.max_batch_bytes, row_group_idx)
     }
 
-    /// The rows of its row group `task` decodes (`None`: all of them).
-    pub fn selection(&self, task: &TaskSpec) -> Result<Option<RowSelection>> {
-        let rg = self.row_group(task)?;
-        task.selection
-            .as_deref()
-            .map(|runs| selection_of(runs, rows_of(rg.num_rows()), task.row_group_idx))
+    /// Each row group `task` decodes, in order, with its rows (`None`: all of them) and how many
+    /// rows that is.
+    pub fn parts(&self, task: &TaskSpec) -> Result<Vec<TaskPart>> {
+        task.row_groups()
+            .map(|(row_group_idx, runs)| {
+                let selection = self.part_selection(row_group_idx, runs)?;
+                let rows = match &selection {
+                    Some(selection) => selection.row_count(),
+                    None => to_usize(rows_of(self.row_group_at(row_group_idx)?.num_rows())),
+                };
+                Ok(TaskPart {
+                    row_group_idx,
+                    selection,
+                    rows,
+                })
+            })
+            .collect()
+    }
+
+    fn part_selection(
+        &self,
+        row_group_idx: usize,
+        runs: Option<&[i64]>,
+    ) -> Result<Option<RowSelection>> {
+        let rg = self.row_group_at(row_group_idx)?;
+        runs.map(|runs| selection_of(runs, rows_of(rg.num_rows()), row_group_idx))
             .transpose()
     }
 
-    fn row_group(&self, task: &TaskSpec) -> Result<&RowGroupMetaData> {
+    fn row_group_at(&self, row_group_idx: usize) -> Result<&RowGroupMetaData> {
         let row_groups = self.file.metadata().row_groups();
-        row_groups.get(task.row_group_idx).ok_or_else(|| {
+        row_groups.get(row_group_idx).ok_or_else(|| {
             SkimError::invalid_argument(
                 "rowGroup",
                 format!(
-                    "expected a row group below {}, got {}",
+                    "expected a row group below {}, got {row_group_idx}",
                     row_groups.len(),
-                    task.row_group_idx
                 ),
             )
         })

@@ -42,7 +42,7 @@
 use std::ops::Range;
 
 use bytes::Bytes;
-use parquet::arrow::push_decoder::ParquetPushDecoder;
+use parquet::arrow::push_decoder::{ParquetPushDecoder, RowGroupSelection};
 use parquet::DecodeResult;
 
 use std::collections::HashMap;
@@ -70,7 +70,7 @@ use crate::pages::{PageGuard, PageRules};
 use crate::plan::{ByteRange, TaskSpec};
 use crate::projection::Projection;
 use crate::rebase;
-use crate::scan::BoundScan;
+use crate::scan::{BoundScan, TaskPart};
 
 /// What [`TaskDecoder::run`] stopped at.
 #[derive(Debug)]
@@ -136,7 +136,8 @@ pub struct TaskDecoder {
     /// Rows the task must return, when known (no filter): anything else is a decoder bug, never
     /// silently passed on.
     expected_rows: Option<u64>,
-    row_group_idx: usize,
+    /// The row groups the task decodes, in order (one for most tasks).
+    row_groups: Vec<usize>,
     /// Bytes pushed for this task; the decoder gets exact slices of them on request.
     cache: ByteCache,
     stage: Stage,
@@ -228,15 +229,7 @@ fn capturing_decoder(
     spec: &TaskSpec,
     metrics: ArrowReaderMetrics,
 ) -> Result<(ParquetPushDecoder, Arc<Mutex<Capture>>)> {
-    // (An index out of range fails in the selection below.)
-    let rg_rows = file
-        .metadata()
-        .row_groups()
-        .get(spec.row_group_idx)
-        .map_or(0, |rg| rg.num_rows());
-    let rows = scan
-        .selection(spec)?
-        .map_or(rows_of(rg_rows), |s| s.row_count());
+    let rows: usize = scan.parts(spec)?.iter().map(|part| part.rows).sum();
     let capture = Arc::new(Mutex::new(Capture::new(
         scan.spec().column_cache_bytes,
         rows as u64,
@@ -259,8 +252,8 @@ struct CrossScan {
     file: ParquetFile,
     spec: TaskSpec,
     filter: Filter,
-    /// The task's rows of its row group (`None`: all).
-    selection: Option<RowSelection>,
+    /// The task's row groups, with its rows of each.
+    parts: Vec<TaskPart>,
     /// The filter's leaf columns.
     leaves: Vec<usize>,
     /// The filter-column batches, from the worker's cache.
@@ -289,7 +282,7 @@ impl CrossScan {
             file: file.clone(),
             spec: spec.clone(),
             filter: filter.clone(),
-            selection: scan.selection(spec)?,
+            parts: scan.parts(spec)?,
             leaves: scan.filter_leaves().to_vec(),
             kept: cached.as_ref().clone(),
             masks: Vec::new(),
@@ -347,6 +340,9 @@ impl TaskDecoder {
         let (file, base) = rebased
             .as_ref()
             .map_or((file, 0), |(file, base)| (file, *base));
+        if !spec.more_row_groups.is_empty() {
+            check_group(file, spec, base)?;
+        }
         let metrics = ArrowReaderMetrics::enabled();
         let projection = scan.projection().clone();
         let stream = IpcStream::try_new(projection.output_schema())?;
@@ -372,7 +368,7 @@ impl TaskDecoder {
             file_len: file.file_len(),
             base,
             expected_rows: spec.expected_rows,
-            row_group_idx: spec.row_group_idx,
+            row_groups: spec.row_groups().map(|(idx, _)| idx).collect(),
             cache: ByteCache::default(),
             stage,
             metrics,
@@ -461,7 +457,7 @@ impl TaskDecoder {
                 }
                 DecodeResult::Data(batch) => {
                     if !matches!(self.stage, Stage::FromKept) {
-                        check_batch(&batch, self.max_batch_bytes, self.row_group_idx)?;
+                        check_batch(&batch, self.max_batch_bytes, self.first_row_group())?;
                     }
                     let batch = match (&self.stage, self.cross.is_some()) {
                         // Assembled from the kept columns already.
@@ -480,10 +476,13 @@ impl TaskDecoder {
     /// Checks the page headers of `bytes` (file range `range`, asked for by the decoder) before
     /// the decoder sees them.
     fn check_pages(&mut self, range: &Range<u64>, bytes: &Bytes) -> Result<()> {
-        let Some(rg) = self.metadata.row_groups().get(self.row_group_idx) else {
-            return Ok(());
-        };
-        let chunk = rg.columns().iter().find_map(|chunk| {
+        let row_groups = self.metadata.row_groups();
+        let mut columns = self
+            .row_groups
+            .iter()
+            .filter_map(|&idx| row_groups.get(idx))
+            .flat_map(|rg| rg.columns());
+        let chunk = columns.find_map(|chunk| {
             let start = chunk
                 .dictionary_page_offset()
                 .unwrap_or(chunk.data_page_offset());
@@ -520,7 +519,7 @@ impl TaskDecoder {
             .ok_or_else(|| SkimError::internal("a finished task was run again"))?;
         let rows = stream.rows() + self.folded_rows;
         if let Some(expected) = self.expected_rows.filter(|e| *e != rows) {
-            return Err(short_decode(rows, expected, self.row_group_idx));
+            return Err(short_decode(rows, expected, &self.row_groups_label()));
         }
         let cross = self.cross.take();
         let from_kept_rows = cross
@@ -575,22 +574,12 @@ impl TaskDecoder {
             }
         }
         let scanned: usize = cross.masks.iter().map(|m| m.len()).sum();
-        let num_rows = rows_of(
-            cross
-                .file
-                .metadata()
-                .row_group(cross.spec.row_group_idx)
-                .num_rows(),
-        );
-        let expected = cross
-            .selection
-            .as_ref()
-            .map_or(num_rows, RowSelection::row_count);
+        let expected: usize = cross.parts.iter().map(|part| part.rows).sum();
         if scanned != expected {
             return Err(short_decode(
                 scanned as u64,
                 expected as u64,
-                cross.spec.row_group_idx,
+                &format!("the row groups from {}", cross.spec.row_group_idx),
             ));
         }
         if let Some(limit) = cross.spec.limit {
@@ -628,13 +617,21 @@ impl TaskDecoder {
             for mask in &cross.masks {
                 bits.append_buffer(mask.values());
             }
-            let passed = RowSelection::from_boolean_buffer(bits.finish());
-            let selection = match &cross.selection {
-                Some(task) => task.and_then(&passed),
-                None => passed,
-            };
+            // Split by row group (the filter saw the task's rows of each, in order).
+            let bits = bits.finish();
+            let mut at = 0;
+            let mut selections = Vec::with_capacity(cross.parts.len());
+            for part in &cross.parts {
+                let passed = RowSelection::from_boolean_buffer(bits.slice(at, part.rows));
+                at += part.rows;
+                let selection = match &part.selection {
+                    Some(task) => task.and_then(&passed),
+                    None => passed,
+                };
+                selections.push(RowGroupSelection::new(part.row_group_idx, Some(selection)));
+            }
             let mask = ProjectionMask::roots(schema, decode_roots);
-            Stage::Decode(scan.plain_decoder(&cross.file, &cross.spec, mask, Some(selection))?)
+            Stage::Decode(scan.plain_decoder(&cross.file, &cross.spec, mask, selections)?)
         };
         Ok(())
     }
@@ -670,7 +667,7 @@ impl TaskDecoder {
                 (Some(_), _) => Err(short_decode(
                     (cross.emitted + n) as u64,
                     cross.passed as u64,
-                    cross.spec.row_group_idx,
+                    &format!("row group {}", cross.spec.row_group_idx),
                 )),
                 (None, Some(batch)) => batch.column_by_name(f.name()).cloned().ok_or_else(|| {
                     SkimError::internal(format!("decoded batch lacks column {}", f.name()))
@@ -682,11 +679,50 @@ impl TaskDecoder {
         batch_of(schema, columns, n)
     }
 
+    fn first_row_group(&self) -> usize {
+        self.row_groups.first().copied().unwrap_or(0)
+    }
+
+    /// "row group 3", or "row groups 3–9" for a task spanning several.
+    fn row_groups_label(&self) -> String {
+        match self.row_groups.as_slice() {
+            [one] => format!("row group {one}"),
+            [first, .., last] => format!("row groups {first}–{last}"),
+            [] => "no row group".to_owned(),
+        }
+    }
+
     fn cross_mut(&mut self) -> Result<&mut CrossScan> {
         self.cross
             .as_mut()
             .ok_or_else(|| SkimError::internal("cross-scan step on a fused task"))
     }
+}
+
+/// A task spanning several row groups (the planner's grouping of small ones) decodes them with one
+/// decoder over `file`: none may need its offsets lowered or pages walked from its headers. The
+/// planner never makes another.
+fn check_group(file: &ParquetFile, spec: &TaskSpec, base: u64) -> Result<()> {
+    if spec.learned_pages.is_some() {
+        return Err(SkimError::invalid_argument(
+            "task",
+            "expected a task spanning several row groups to have no learnedPages, got one with \
+             them; plan tasks with planScan",
+        ));
+    }
+    for part in &spec.more_row_groups {
+        if base != 0 || rebase::for_row_group(file, part.row_group_idx)?.is_some() {
+            return Err(SkimError::invalid_argument(
+                "task",
+                format!(
+                    "expected the row groups of a task spanning several to lie below 4 GiB, \
+                     got row group {} past it; plan tasks with planScan",
+                    part.row_group_idx
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Keeps the first `limit` rows that passed (masks without nulls, in row order); later ones are
@@ -722,14 +758,10 @@ fn batch_of(schema: SchemaRef, columns: Vec<ArrayRef>, rows: usize) -> Result<Re
     .map_err(|e| SkimError::from_arrow("assembling an output batch", e))
 }
 
-fn rows_of(n: i64) -> usize {
-    usize::try_from(n).unwrap_or(0)
-}
-
-fn short_decode(rows: u64, expected: u64, row_group_idx: usize) -> SkimError {
+fn short_decode(rows: u64, expected: u64, row_groups: &str) -> SkimError {
     SkimError::Unsupported {
         detail: format!(
-            "the decoder returned {rows} of the {expected} rows of row group {row_group_idx}; \
+            "the decoder returned {rows} of the {expected} rows of {row_groups}; \
              this file's layout is not decoded correctly by this build (arrow-rs), so no result \
              is returned rather than a wrong one"
         ),

@@ -115,15 +115,18 @@ fn offset_and_limit_cross_row_groups() {
         ..Default::default()
     };
     let plan = plan_scan(&parquet, &request).expect("plan");
-    let shape: Vec<_> = plan
-        .tasks
-        .iter()
-        .map(|t| (t.spec.row_group_idx, t.spec.selection.clone()))
+    // The three small row groups are one task (see `plan::group_small_tasks`).
+    assert_eq!(plan.tasks.len(), 1);
+    let shape: Vec<_> = plan.tasks[0]
+        .spec
+        .row_groups()
+        .map(|(rg, selection)| (rg, selection.map(<[i64]>::to_vec)))
         .collect();
     assert_eq!(
         shape,
         vec![(0, Some(vec![-3_990, 10])), (1, None), (2, Some(vec![10]))]
     );
+    assert_eq!(plan.tasks[0].spec.expected_rows, Some(4_020));
     let batches = scan(&parquet, &file, &request);
     assert_eq!(ids(&batches, "id"), (3_990..8_010).collect::<Vec<_>>());
     assert!(batches.iter().all(|b| b.num_rows() <= 1_000));
@@ -291,7 +294,12 @@ fn aggregates_fold_inside_tasks_and_partials_add_up() {
         ..Default::default()
     };
     let plan = plan_scan(&parquet, &request).expect("plan");
-    assert_eq!(plan.tasks.len(), 2, "row groups 0 and 1");
+    let row_groups: Vec<usize> = plan
+        .tasks
+        .iter()
+        .flat_map(|t| t.spec.row_groups().map(|(rg, _)| rg))
+        .collect();
+    assert_eq!(row_groups, [0, 1]);
     let (mut sum, mut count, mut max, mut min) = (0i128, 0u64, i128::MIN, None::<String>);
     let scan = plan.bind(&parquet).expect("bind");
     for task in &plan.tasks {
@@ -544,4 +552,103 @@ fn a_task_run_in_slices_of_one_batch_returns_what_it_returns_in_one_run() {
         slices_total += slices;
     }
     assert!(slices_total > plan.tasks.len() * 2);
+}
+
+/// Row groups of a few hundred rows (a partitioned writer's) share tasks up to the bounds of
+/// `plan::group_small_tasks`; a grouped task decodes exactly what a task per row group would —
+/// unfiltered, filtered and aggregated — and a filtered scan with a limit keeps a task per row group.
+#[test]
+fn small_row_groups_share_a_task_and_decode_the_same_rows() {
+    use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+    use parquet::file::properties::WriterProperties;
+    use parquet_skim_core::plan::{GROUP_TASK_BYTES, GROUP_TASK_ROWS};
+    use std::sync::Arc;
+
+    let all_ids: Vec<i64> = (0..60_000).collect();
+    let names = StringArray::from_iter_values(all_ids.iter().map(|i| format!("n{}", i % 977)));
+    let batch = RecordBatch::try_from_iter([
+        (
+            "id",
+            Arc::new(Int64Array::from(all_ids.clone())) as ArrayRef,
+        ),
+        ("name", Arc::new(names) as ArrayRef),
+    ])
+    .expect("batch");
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(300))
+        .build();
+    let file = common::write_parquet(&batch, props);
+    let (parquet, _) = open(&file, 1 << 20);
+    assert_eq!(parquet.metadata().num_row_groups(), 200);
+
+    let all = ScanRequest::default();
+    let plan = plan_scan(&parquet, &all).expect("plan");
+    let spans: Vec<Vec<usize>> = plan
+        .tasks
+        .iter()
+        .map(|t| t.spec.row_groups().map(|(rg, _)| rg).collect())
+        .collect();
+    assert!(plan.tasks.len() < 20, "{} tasks", plan.tasks.len());
+    // Every row group once, in order; each task within the bounds.
+    assert_eq!(spans.concat(), (0..200).collect::<Vec<_>>());
+    for task in &plan.tasks {
+        let bytes: u64 = task
+            .filter_ranges
+            .iter()
+            .chain(&task.output_ranges)
+            .map(|r| r.end - r.start)
+            .sum();
+        assert!(bytes <= GROUP_TASK_BYTES && task.rows_scanned <= GROUP_TASK_ROWS);
+        assert_eq!(task.spec.expected_rows, Some(task.rows_scanned));
+    }
+    assert_eq!(ids(&scan(&parquet, &file, &all), "id"), all_ids);
+
+    let filter = |sql: &str| Some(parquet_skim_core::parse_sql(sql).expect("parse"));
+    let filtered = ScanRequest {
+        filter: filter("name = 'n5' OR id BETWEEN 30000 AND 30010"),
+        ..Default::default()
+    };
+    let expected: Vec<i64> = all_ids
+        .iter()
+        .copied()
+        .filter(|i| i % 977 == 5 || (30_000..=30_010).contains(i))
+        .collect();
+    assert_eq!(ids(&scan(&parquet, &file, &filtered), "id"), expected);
+
+    let sum = ScanRequest {
+        filter: filter("id >= 1000"),
+        aggregates: Some(
+            serde_json::from_str(r#"[{"fn":"sum","expr":{"column":"id"}}, {"fn":"count"}]"#)
+                .expect("json"),
+        ),
+        ..Default::default()
+    };
+    let plan = plan_scan(&parquet, &sum).expect("plan");
+    assert!(plan.tasks.len() < 20);
+    let scan_bound = plan.bind(&parquet).expect("bind");
+    let (mut total, mut count) = (0i128, 0u64);
+    for task in &plan.tasks {
+        let partials = common::run_task(&scan_bound, &file, task)
+            .partials
+            .expect("partials");
+        total += partials[0]
+            .value
+            .as_deref()
+            .map_or(0, |v| v.parse::<i128>().expect("int"));
+        count += partials[1].count;
+    }
+    assert_eq!(total, (1_000..60_000i128).sum::<i128>());
+    assert_eq!(count, 59_000);
+
+    // First rows of a filter: a task per row group, stopping at the limit.
+    let limited = ScanRequest {
+        limit: Some(5),
+        ..filtered.clone()
+    };
+    let plan = plan_scan(&parquet, &limited).expect("plan");
+    assert!(plan.tasks.iter().all(|t| t.spec.more_row_groups.is_empty()));
+    assert_eq!(
+        ids(&scan(&parquet, &file, &limited), "id"),
+        expected[..5].to_vec()
+    );
 }

@@ -681,7 +681,7 @@ export class Dataset {
       },
       onTaskDone: (task, result) => {
         stats.timeline.firstResult ??= performance.now() - startedAt;
-        countTask(scan, missed, task.spec.rowGroupIdx, result);
+        countTask(scan, missed, task.spec, result);
       },
     };
   }
