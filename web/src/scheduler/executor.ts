@@ -42,7 +42,10 @@ export interface TaskJob {
   chunks: Chunk[];
   /** Bytes the plan lists for the task (filter and output pages; an upper bound with a filter). */
   plannedBytes: number;
-  /** The same for the task's whole scan (all its tasks): how big a query it belongs to. */
+  /**
+   * The same for the task's whole scan (all its tasks known so far): how big a query it belongs to;
+   * unbounded once a second file of a dataset has tasks (see `KnownTasks.queryBytes`).
+   */
   scanPlannedBytes: number;
   /** Reads more bytes. */
   fetchMore(ranges: ByteRange[]): Promise<Chunk[]>;

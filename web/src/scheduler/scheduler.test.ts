@@ -8,7 +8,9 @@ import {
   PRIOR_DECODED_PER_PLANNED,
   type ReadPlan,
   runPlan,
+  runParts,
   type ScanContext,
+  type ScanPart,
 } from './scheduler.js';
 
 const FOOTER: FileFooter = { fileId: 1, fileLen: 1 << 22, starts: [], buffers: [], viewTypes: true };
@@ -258,6 +260,30 @@ describe('runPlan', () => {
     }
     // 200 planned bytes, announced when no request had been made yet.
     expect(prepared).toEqual([[200, 0]]);
+  });
+
+  it('weighs a scan over several parts (a dataset’s files) as unbounded once a second part has tasks', async () => {
+    const { reader } = recordingReader();
+    const { executor, jobs } = fakeExecutor({ tasksAlive: 1 });
+    const prepared: number[] = [];
+    executor.prepare = (_file, bytes) => prepared.push(bytes);
+    const base = context(executor, reader);
+    const part = (first: number): ScanPart => ({
+      ...base,
+      tasks: [first, first + 1].map((i) => task(i, { output: [[i * 1000, i * 1000 + 100]] })),
+    });
+    async function* parts(): AsyncGenerator<ScanPart> {
+      yield part(0);
+      yield { ...part(2), tasks: [] };
+      yield part(2);
+    }
+    for await (const _ of runParts(parts(), false, base)) {
+      // drain
+    }
+    // The first file alone: its 200 bytes (a small query may decode on the page); a part without
+    // tasks does not count; with the second file's tasks, a bulk read whatever its bytes.
+    expect(prepared).toEqual([200, Number.POSITIVE_INFINITY]);
+    expect(jobs.map((job) => job.scanPlannedBytes)).toEqual([200, 200, ...Array(2).fill(Number.POSITIVE_INFINITY)]);
   });
 
   it('stops fetching and decoding when the consumer returns early, and closes the scan', async () => {

@@ -162,7 +162,7 @@ export async function* runParts(
         const index = launched;
         decoded.launch(index, bytes);
         if (!shared.has(index)) startSharedRead(known, index, context, signal, shared);
-        const promise = runTask(part, task, bytes, context, signal, tasks.plannedBytes, shared.get(index));
+        const promise = runTask(part, task, bytes, context, signal, tasks.queryBytes, shared.get(index));
         shared.delete(index);
         // Failures surface when the consumer reaches this task; until then they are handled.
         promise.then((result) => decoded.finish(index, result.ipc.byteLength)).catch(() => undefined);
@@ -206,8 +206,10 @@ export async function* runParts(
  */
 class KnownTasks {
   readonly known: Array<{ part: ScanPart; task: PlannedTask; bytes: number }> = [];
-  /** Planned bytes of every task known so far: how big a query this is. */
+  /** Planned bytes of every task known so far. */
   plannedBytes = 0;
+  /** Parts pulled that had tasks. */
+  private partsWithTasks = 0;
   private readonly open = new Set<ScanPart>();
   private exhausted = false;
 
@@ -227,15 +229,28 @@ class KnownTasks {
       const part = next.value;
       if (part.tasks.length === 0) continue;
       this.open.add(part);
+      this.partsWithTasks += 1;
       for (const task of part.tasks) {
         const bytes = bytesOf(task);
         this.plannedBytes += bytes;
         this.known.push({ part, task, bytes });
       }
-      this.executor.prepare?.(part.file, this.plannedBytes);
+      this.executor.prepare?.(part.file, this.queryBytes);
       return true;
     }
     return false;
+  }
+
+  /**
+   * How big a query this is, as the executor weighs it (a small one may decode on the page; a big
+   * one starts the workers): the planned bytes known so far — unbounded once a second part (a
+   * dataset's second file) has tasks. The files after it are not planned yet, so what is known
+   * says little of what the scan will read: the hive dataset's Q6 plans ~1 MiB per file, and
+   * weighed by what was known its first files decoded on the page while the workers had not
+   * been started.
+   */
+  get queryBytes(): number {
+    return this.partsWithTasks > 1 ? Number.POSITIVE_INFINITY : this.plannedBytes;
   }
 
   close(part: ScanPart): void {
