@@ -7,8 +7,8 @@ import {
   type PlannedTask,
   PRIOR_DECODED_PER_PLANNED,
   type ReadPlan,
-  runPlan,
   runParts,
+  runPlan,
   type ScanContext,
   type ScanPart,
 } from './scheduler.js';
