@@ -138,6 +138,8 @@ pub struct TaskDecoder {
     expected_rows: Option<u64>,
     /// The row groups the task decodes, in order (one for most tasks).
     row_groups: Vec<usize>,
+    /// Their column chunks' byte spans, by start: which chunk a pushed range's pages belong to.
+    chunks: Vec<ChunkSpan>,
     /// Bytes pushed for this task; the decoder gets exact slices of them on request.
     cache: ByteCache,
     stage: Stage,
@@ -369,6 +371,7 @@ impl TaskDecoder {
             base,
             expected_rows: spec.expected_rows,
             row_groups: spec.row_groups().map(|(idx, _)| idx).collect(),
+            chunks: chunk_spans(file.metadata(), spec),
             cache: ByteCache::default(),
             stage,
             metrics,
@@ -476,24 +479,23 @@ impl TaskDecoder {
     /// Checks the page headers of `bytes` (file range `range`, asked for by the decoder) before
     /// the decoder sees them.
     fn check_pages(&mut self, range: &Range<u64>, bytes: &Bytes) -> Result<()> {
-        let row_groups = self.metadata.row_groups();
-        let mut columns = self
-            .row_groups
-            .iter()
-            .filter_map(|&idx| row_groups.get(idx))
-            .flat_map(|rg| rg.columns());
-        let chunk = columns.find_map(|chunk| {
-            let start = chunk
-                .dictionary_page_offset()
-                .unwrap_or(chunk.data_page_offset());
-            let start = u64::try_from(start).ok()?;
-            let len = u64::try_from(chunk.compressed_size()).ok()?;
-            (range.start >= start && range.start - start < len).then_some((chunk, start))
-        });
-        match chunk {
-            Some((chunk, start)) => self.pages.check(bytes, range.start, chunk, start),
-            None => Ok(()),
+        // The last chunk starting at or before the range (chunks do not overlap in a valid file;
+        // a range in none of them is the decoder's business, not a page to check).
+        let at = self.chunks.partition_point(|c| c.start <= range.start);
+        let Some(&ChunkSpan {
+            start,
+            len,
+            row_group,
+            column,
+        }) = at.checked_sub(1).and_then(|i| self.chunks.get(i))
+        else {
+            return Ok(());
+        };
+        if range.start - start >= len {
+            return Ok(());
         }
+        let chunk = self.metadata.row_group(row_group).column(column);
+        self.pages.check(bytes, range.start, chunk, start)
     }
 
     fn emit(&mut self, batch: RecordBatch) -> Result<()> {
@@ -697,6 +699,42 @@ impl TaskDecoder {
             .as_mut()
             .ok_or_else(|| SkimError::internal("cross-scan step on a fused task"))
     }
+}
+
+/// Where a column chunk lies in the file (from its dictionary page, or its first data page).
+#[derive(Clone, Copy)]
+struct ChunkSpan {
+    start: u64,
+    len: u64,
+    row_group: usize,
+    column: usize,
+}
+
+/// The byte spans of the column chunks of `spec`'s row groups, sorted by start.
+fn chunk_spans(metadata: &ParquetMetaData, spec: &TaskSpec) -> Vec<ChunkSpan> {
+    let row_groups = metadata.row_groups();
+    let mut spans: Vec<ChunkSpan> = spec
+        .row_groups()
+        .filter_map(|(row_group, _)| Some((row_group, row_groups.get(row_group)?)))
+        .flat_map(|(row_group, rg)| {
+            rg.columns()
+                .iter()
+                .enumerate()
+                .filter_map(move |(column, chunk)| {
+                    let start = chunk
+                        .dictionary_page_offset()
+                        .unwrap_or(chunk.data_page_offset());
+                    Some(ChunkSpan {
+                        start: u64::try_from(start).ok()?,
+                        len: u64::try_from(chunk.compressed_size()).ok()?,
+                        row_group,
+                        column,
+                    })
+                })
+        })
+        .collect();
+    spans.sort_by_key(|span| span.start);
+    spans
 }
 
 /// A task spanning several row groups (the planner's grouping of small ones) decodes them with one
