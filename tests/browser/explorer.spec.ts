@@ -295,6 +295,31 @@ test('the data grid scrolls to row 5,000,000 fetching only the pages it shows; t
   await page.screenshot({ path: info.outputPath('explorer-grid-columns.png'), fullPage: true });
 });
 
+test('a grid block whose reads failed says why, and is read again when the network is back', async ({
+  page,
+  explorerUrl,
+}) => {
+  await page.goto(`${explorerUrl}/?url=/data/lineitem-sf1.parquet`);
+  await page.waitForSelector('#grid-rows tr[data-row="0"]:not(.loading)');
+  // The network goes: every read of the file fails (the reader's own retries included).
+  let down = true;
+  await page.route('**/data/lineitem-sf1.parquet*', (route) => (down ? route.abort('failed') : route.continue()));
+  await page.fill('#goto-input', '1000');
+  await page.press('#goto-input', 'Enter');
+  const row = page.locator('#grid-rows tr[data-row="1000"]');
+  await expect(row.locator('td').nth(1)).toHaveText('NETWORK: trying again', { timeout: 15_000 });
+  // It comes back: the block is read again without the user doing anything.
+  down = false;
+  await expect(page.locator('#grid-rows tr[data-row="1000"]:not(.loading)')).toBeVisible({ timeout: 15_000 });
+  const expected = await page.evaluate(async () => {
+    type Handles = { explorer: { file?: ParquetFile } };
+    const { file } = (window as unknown as Handles).explorer;
+    const table = await file?.scan({ columns: ['l_orderkey'], offset: 1000, limit: 1 }).toTable();
+    return String(table?.getChild('l_orderkey')?.get(0));
+  });
+  await expect(row.locator('td').nth(1)).toHaveText(expected);
+});
+
 test('one grid for a filter: it scrolls through every match, read in blocks from the cache the count filled', async ({
   page,
   explorerUrl,

@@ -28,6 +28,10 @@
  *   selected value in full (cells are cut at {@link MAX_CELL_CHARS} characters).
  * - A header's right edge drags its column's width (a double click fits it to its content again).
  * - The column picker chooses which top-level columns are read: changing it drops the blocks.
+ * - A block whose read failed for a reason that may pass — the network, a timeout, a server
+ *   error the reader's own retries did not outlast, a worker lost — says so in its rows and is
+ *   read again once it is in view and {@link RETRY_MS} have passed, up to {@link RETRIES} times
+ *   (the first block's failure is the view's: the page shows it). Other failures stay shown.
  * - `data-first-row` on the grid and `data-row` on each rendered row say what is shown (tests).
  */
 import { type DataType, type Schema, type Table, Type } from 'apache-arrow';
@@ -43,6 +47,12 @@ const MAX_SPACER_PX = 8_000_000;
 const MAX_CELL_CHARS = 60;
 /** The viewport's least height when it is not fitted to few rows. */
 const MIN_VIEWPORT_PX = 280;
+/** A block that failed for a passing reason is read again after this long… */
+const RETRY_MS = 1000;
+/** …at most this many times. */
+const RETRIES = 3;
+/** Error codes of failures that may pass (see `ErrorCode`). */
+const PASSING = new Set(['NETWORK', 'TIMEOUT', 'HTTP_STATUS', 'WORKER_CRASHED']);
 
 /** What the grid reads from: a file or a dataset (both scan with columns, filter, offset and limit). */
 export interface GridSource {
@@ -57,7 +67,12 @@ interface Block {
   /** Cell texts by row then column (whole values); `undefined` while loading. */
   rows?: Array<Array<string | null>>;
   controller: AbortController;
+  /** Why its read failed: an error code, or `cancelled`. */
   failed?: string;
+  /** Reads of this block before this one. */
+  attempt: number;
+  /** When a failed read is tried again (`performance.now()`), if it will be. */
+  retryAt?: number;
 }
 
 /** The caller of {@link DataGrid.show} waiting for its view's first rows. */
@@ -494,7 +509,12 @@ export class DataGrid {
         this.blocks.delete(index);
       }
     }
-    for (const index of wanted) if (!this.blocks.has(index)) this.load(index);
+    const now = performance.now();
+    for (const index of wanted) {
+      const block = this.blocks.get(index);
+      if (block === undefined) this.load(index);
+      else if (block.retryAt !== undefined && block.retryAt <= now) this.load(index, undefined, block.attempt + 1);
+    }
     // Most recently wanted last: Map order is the LRU order.
     for (const index of wanted) {
       const block = this.blocks.get(index);
@@ -538,7 +558,7 @@ export class DataGrid {
         const text = cells?.[c];
         const td =
           cells === undefined
-            ? el('td', { className: 'muted', text: block?.failed ?? '…' })
+            ? el('td', { className: 'muted', text: failureText(block) })
             : text === null
               ? el('td', {}, el('span', { className: 'null', text: 'null' }))
               : el('td', { className: this.numeric[c] ? 'num' : '', text: truncate(text ?? '', MAX_CELL_CHARS) });
@@ -554,18 +574,23 @@ export class DataGrid {
    * Reads block `index` of the view; `outer` (the page's work) aborts it too. Block 0 answers the
    * caller of {@link show} still waiting, if any.
    */
-  private load(index: number, outer?: AbortSignal): Block {
+  private load(index: number, outer?: AbortSignal, attempt = 0): Block {
     const controller = new AbortController();
     if (outer?.aborted === true) controller.abort(outer.reason);
     else outer?.addEventListener('abort', () => controller.abort(outer.reason), { once: true });
     const columns = this.columns;
     const filter = this.filter;
-    const block: Block = { controller };
+    const block: Block = { controller, attempt };
     this.blocks.set(index, block);
     const current = () => this.blocks.get(index) === block && columns === this.columns && filter === this.filter;
     const fail = (error: unknown) => {
-      block.failed = controller.signal.aborted ? 'cancelled' : ((error as { code?: string }).code ?? 'error');
-      if (index === 0 && !controller.signal.aborted) this.waiting?.reject(error);
+      const aborted = controller.signal.aborted;
+      block.failed = aborted ? 'cancelled' : ((error as { code?: string }).code ?? 'error');
+      if (index === 0 && !aborted) this.waiting?.reject(error);
+      if (index > 0 && !aborted && PASSING.has(block.failed) && attempt < RETRIES) {
+        block.retryAt = performance.now() + RETRY_MS;
+        setTimeout(() => this.schedule(), RETRY_MS);
+      }
       this.schedule();
     };
     let scan: ReturnType<GridSource['scan']>;
@@ -629,6 +654,12 @@ export class DataGrid {
     }
     this.updateSpacer();
   }
+}
+
+/** What the rows of a block show while they are not read: loading, or why not (and whether it is tried again). */
+function failureText(block: Block | undefined): string {
+  if (block?.failed === undefined) return '…';
+  return block.retryAt === undefined ? block.failed : `${block.failed}: trying again`;
 }
 
 /** Whether values of `type` are nested (struct, list, map): shown as JSON (see `formatValue`). */
