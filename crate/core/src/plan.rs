@@ -334,14 +334,16 @@ pub fn plan_scan_with(
     }
     // A filtered scan with a limit (first rows, lookups) keeps a task per row group: each task
     // sees all its row group's rows before it stops at the limit, so it fills the cross-scan
-    // cache, and the scheduler stops launching tasks once the limit is met.
-    // Tasks split by `targetTaskRows` stay as the caller sized them.
-    let tasks = if (scan.filter().is_some() && request.limit.is_some())
-        || request.target_task_rows.is_some_and(|target| target > 0)
-    {
+    // cache, and the scheduler stops launching tasks once the limit is met. With
+    // `targetTaskRows`, a group stops at that many rows too.
+    let tasks = if scan.filter().is_some() && request.limit.is_some() {
         tasks
     } else {
-        group_small_tasks(&scan, tasks, request.file_key.as_deref())
+        let max_rows = match request.target_task_rows {
+            Some(target) if target > 0 => target.min(GROUP_TASK_ROWS),
+            _ => GROUP_TASK_ROWS,
+        };
+        group_small_tasks(&scan, tasks, request.file_key.as_deref(), max_rows)
     };
     let rows = scan
         .filter()
@@ -362,8 +364,8 @@ pub fn plan_scan_with(
     })
 }
 
-/// Planned bytes (filter and output pages) under which a task may share its decoder with the
-/// tasks next to it.
+/// Planned bytes (filter and output pages; with a filter, the filter columns' pages) under which a
+/// task may share its decoder with the tasks next to it.
 pub const SMALL_TASK_BYTES: u64 = 256 * 1024;
 /// A task made of small row groups stops taking more at this many planned bytes…
 pub const GROUP_TASK_BYTES: u64 = 1024 * 1024;
@@ -381,22 +383,34 @@ pub const GROUP_TASK_ROWS: u64 = 128 * 1024;
 ///
 /// Only tasks that decode as plain row groups are grouped: not one whose pages were walked from
 /// their headers (its own offset index), nor in a file past 4 GiB (a row group's offsets may need
-/// lowering on its own, see [`rebase`](crate::rebase)). A grouped task whose row groups all have
-/// a cross-scan cache key gets one key for all of them: the same filter columns over the same
-/// row groups, grouped the same way, hit (a re-filter that prunes other row groups groups them
-/// otherwise, and misses). Row groups split into several tasks (`targetTaskRows`) are large by
-/// construction and never grouped.
+/// lowering on its own, see [`rebase`](crate::rebase)). Two parts of one row group (split by
+/// `targetTaskRows`) never share a task.
+///
+/// A grouped task whose row groups all have a cross-scan cache key gets one key for all of them.
+/// With a filter, groups are bounded by the filter columns' bytes and the rows, never by the
+/// output columns: the same filter columns over the same row groups group the same way whatever
+/// the scan projects or aggregates, and hit. (A re-filter that prunes other row groups groups
+/// them otherwise, and misses.) An output column of a group is then bounded only by its rows.
 pub(crate) fn group_small_tasks(
     scan: &BoundScan,
     tasks: Vec<ReadTask>,
     file_key: Option<&str>,
+    max_rows: u64,
 ) -> Vec<ReadTask> {
     let groupable_file = scan.file().file_len() <= 1 << 32;
+    let filtered = scan.filter().is_some();
+    let weight = |task: &ReadTask| {
+        if filtered {
+            ReadTask::bytes_of(&task.filter_ranges)
+        } else {
+            task.bytes()
+        }
+    };
     let small = |task: &ReadTask| {
         groupable_file
             && task.spec.learned_pages.is_none()
-            && task.bytes() <= SMALL_TASK_BYTES
-            && task.rows_scanned <= GROUP_TASK_ROWS
+            && weight(task) <= SMALL_TASK_BYTES
+            && task.rows_scanned <= max_rows
     };
     let mut grouped: Vec<ReadTask> = Vec::with_capacity(tasks.len());
     let mut open = false;
@@ -404,8 +418,8 @@ pub(crate) fn group_small_tasks(
         let joins = open
             && small(&task)
             && grouped.last().is_some_and(|group| {
-                group.bytes() + task.bytes() <= GROUP_TASK_BYTES
-                    && group.rows_scanned + task.rows_scanned <= GROUP_TASK_ROWS
+                weight(group) + weight(&task) <= GROUP_TASK_BYTES
+                    && group.rows_scanned + task.rows_scanned <= max_rows
                     && group
                         .spec
                         .row_groups()
@@ -434,8 +448,11 @@ pub(crate) fn group_small_tasks(
 impl ReadTask {
     /// Bytes the plan lists for the task (filter and output pages).
     fn bytes(&self) -> u64 {
-        let sum = |ranges: &[ByteRange]| ranges.iter().map(|r| r.end - r.start).sum::<u64>();
-        sum(&self.filter_ranges) + sum(&self.output_ranges)
+        Self::bytes_of(&self.filter_ranges) + Self::bytes_of(&self.output_ranges)
+    }
+
+    fn bytes_of(ranges: &[ByteRange]) -> u64 {
+        ranges.iter().map(|r| r.end - r.start).sum()
     }
 
     /// Takes `next`'s row groups after this task's, as one task.

@@ -140,6 +140,9 @@ pub struct TaskDecoder {
     row_groups: Vec<usize>,
     /// Their column chunks' byte spans, by start: which chunk a pushed range's pages belong to.
     chunks: Vec<ChunkSpan>,
+    /// A cross-scan hit spanning several row groups: the output pages of all of them (decoder
+    /// offsets), asked for together before the first is decoded.
+    prefetch: Option<Vec<Range<u64>>>,
     /// Bytes pushed for this task; the decoder gets exact slices of them on request.
     cache: ByteCache,
     stage: Stage,
@@ -372,6 +375,7 @@ impl TaskDecoder {
             expected_rows: spec.expected_rows,
             row_groups: spec.row_groups().map(|(idx, _)| idx).collect(),
             chunks: chunk_spans(file.metadata(), spec),
+            prefetch: None,
             cache: ByteCache::default(),
             stage,
             metrics,
@@ -430,6 +434,12 @@ impl TaskDecoder {
             if max_batches.is_some_and(|max| emitted >= max) {
                 return Ok(None);
             }
+            if let Some(ranges) = self.prefetch.take() {
+                let missing = self.cache.missing(&rebase::raised(&ranges, self.base));
+                if !missing.is_empty() {
+                    return Ok(Some(TaskRun::NeedsRanges(missing)));
+                }
+            }
             let step = match &mut self.stage {
                 Stage::Decode(decoder) => decoder
                     .try_decode()
@@ -479,21 +489,24 @@ impl TaskDecoder {
     /// Checks the page headers of `bytes` (file range `range`, asked for by the decoder) before
     /// the decoder sees them.
     fn check_pages(&mut self, range: &Range<u64>, bytes: &Bytes) -> Result<()> {
-        // The last chunk starting at or before the range (chunks do not overlap in a valid file;
-        // a range in none of them is the decoder's business, not a page to check).
+        // The last chunk starting at or before the range (a range in none of them is the
+        // decoder's business, not a page to check). A hostile file's chunks may overlap, one
+        // starting inside another: the range may then lie in an earlier, longer chunk, and its
+        // pages are checked against that one.
+        let holds = |c: &&ChunkSpan| range.start >= c.start && range.start - c.start < c.len;
         let at = self.chunks.partition_point(|c| c.start <= range.start);
+        let nearest = at.checked_sub(1).and_then(|i| self.chunks.get(i));
         let Some(&ChunkSpan {
             start,
-            len,
             row_group,
             column,
-        }) = at.checked_sub(1).and_then(|i| self.chunks.get(i))
+            ..
+        }) = nearest
+            .filter(holds)
+            .or_else(|| self.chunks[..at].iter().find(holds))
         else {
             return Ok(());
         };
-        if range.start - start >= len {
-            return Ok(());
-        }
         let chunk = self.metadata.row_group(row_group).column(column);
         self.pages.check(bytes, range.start, chunk, start)
     }
@@ -588,6 +601,7 @@ impl TaskDecoder {
             keep_first_passed(&mut cross.masks, limit);
         }
         cross.passed = cross.masks.iter().map(BooleanArray::true_count).sum();
+        let mut prefetch = None;
         let schema = cross.file.metadata().file_metadata().schema_descr();
         let roots = schema.root_schema().get_fields();
         let leaves_of = |root: usize| {
@@ -633,8 +647,15 @@ impl TaskDecoder {
                 selections.push(RowGroupSelection::new(part.row_group_idx, Some(selection)));
             }
             let mask = ProjectionMask::roots(schema, decode_roots);
-            Stage::Decode(scan.plain_decoder(&cross.file, &cross.spec, mask, selections)?)
+            let decoder = scan.plain_decoder(&cross.file, &cross.spec, mask, selections)?;
+            // The decoder asks for one row group's pages at a time: a task spanning several
+            // asks for all of them at once instead, one round trip rather than one per row group.
+            if cross.parts.len() > 1 {
+                prefetch = Some(decoder.scan_plan().map(|p| p.range).collect());
+            }
+            Stage::Decode(decoder)
         };
+        self.prefetch = prefetch;
         Ok(())
     }
 

@@ -53,10 +53,14 @@ fn run(
                     .expect("push");
             }
         }
+        let mut rounds = 0;
         let output: TaskOutput = loop {
             match decoder.run().expect("run") {
                 TaskRun::Done(output) => break output,
                 TaskRun::NeedsRanges(ranges) => {
+                    rounds += 1;
+                    // A hit spanning several row groups asks for all their output pages at once.
+                    assert!(!hit || rounds == 1, "a hit asked in {rounds} rounds");
                     for r in ranges {
                         decoder.push(r.clone(), slice(file, &r)).expect("push");
                         asked.push(r);

@@ -640,6 +640,46 @@ fn small_row_groups_share_a_task_and_decode_the_same_rows() {
     assert_eq!(total, (1_000..60_000i128).sum::<i128>());
     assert_eq!(count, 59_000);
 
+    // The same filter groups the same row groups, with the same cache keys, whatever is projected.
+    let keyed = |columns: Option<Vec<String>>| {
+        let plan = plan_scan(
+            &parquet,
+            &ScanRequest {
+                columns,
+                // A filter on `id` alone: `name` is an output column, or not.
+                filter: filter("id >= 100 AND id != 5000"),
+                file_key: Some("f@1".into()),
+                column_cache_bytes: Some(64 << 20),
+                ..Default::default()
+            },
+        )
+        .expect("plan");
+        plan.tasks
+            .iter()
+            .map(|t| {
+                let rgs: Vec<usize> = t.spec.row_groups().map(|(rg, _)| rg).collect();
+                (rgs, t.spec.cache_key.clone().expect("a key"))
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(keyed(Some(vec!["id".into()])), keyed(None));
+    assert_eq!(keyed(Some(vec!["name".into(), "id".into()])), keyed(None));
+    assert!(keyed(None).len() < 20);
+
+    // `targetTaskRows` bounds a group's rows too.
+    let target = ScanRequest {
+        target_task_rows: Some(10_000),
+        ..Default::default()
+    };
+    let plan = plan_scan(&parquet, &target).expect("plan");
+    assert!(plan.tasks.iter().all(|t| t.rows_scanned <= 10_000));
+    assert!(
+        plan.tasks.len() >= 6 && plan.tasks.len() < 20,
+        "{}",
+        plan.tasks.len()
+    );
+    assert_eq!(ids(&scan(&parquet, &file, &target), "id"), all_ids);
+
     // First rows of a filter: a task per row group, stopping at the limit.
     let limited = ScanRequest {
         limit: Some(5),

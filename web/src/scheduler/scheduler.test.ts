@@ -273,8 +273,9 @@ describe('runPlan', () => {
       tasks: [first, first + 1].map((i) => task(i, { output: [[i * 1000, i * 1000 + 100]] })),
     });
     async function* parts(): AsyncGenerator<ScanPart> {
+      yield { ...part(4), tasks: [] };
       yield part(0);
-      yield { ...part(2), tasks: [] };
+      yield { ...part(4), tasks: [] };
       yield part(2);
     }
     for await (const _ of runParts(parts(), false, base)) {
