@@ -420,6 +420,9 @@ pub(crate) fn group_small_tasks(
             && grouped.last().is_some_and(|group| {
                 weight(group) + weight(&task) <= GROUP_TASK_BYTES
                     && group.rows_scanned + task.rows_scanned <= max_rows
+                    // With a filter, the predicate cache is off for a task with a page
+                    // selection (`BoundScan::fused_decoder`): row groups read whole do not join one.
+                    && (!filtered || group.spec.selection.is_some() == task.spec.selection.is_some())
                     && group
                         .spec
                         .row_groups()

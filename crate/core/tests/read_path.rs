@@ -680,6 +680,32 @@ fn small_row_groups_share_a_task_and_decode_the_same_rows() {
     );
     assert_eq!(ids(&scan(&parquet, &file, &target), "id"), all_ids);
 
+    // With a filter, row groups the page index pruned in part (a page selection: no predicate
+    // cache) and row groups read whole do not share a task.
+    let paged = common::sample_file();
+    let (sample, _) = open(&paged, 512 * 1024);
+    let partly = ScanRequest {
+        filter: filter("id < 4200"),
+        ..Default::default()
+    };
+    let plan = plan_scan(&sample, &partly).expect("plan");
+    let shape: Vec<(usize, bool, usize)> = plan
+        .tasks
+        .iter()
+        .map(|t| {
+            (
+                t.spec.row_group_idx,
+                t.spec.selection.is_some(),
+                t.spec.more_row_groups.len(),
+            )
+        })
+        .collect();
+    assert_eq!(shape, [(0, false, 0), (1, true, 0)]);
+    assert_eq!(
+        ids(&scan(&sample, &paged, &partly), "id"),
+        (0..4200).collect::<Vec<_>>()
+    );
+
     // First rows of a filter: a task per row group, stopping at the limit.
     let limited = ScanRequest {
         limit: Some(5),
