@@ -245,24 +245,17 @@ pub fn cache_key(
     leaves: &[usize],
     selection: Option<&[i64]>,
 ) -> String {
-    let leaves: Vec<String> = leaves.iter().map(usize::to_string).collect();
     let selection = match selection {
         None => "all".to_string(),
         Some(runs) => {
-            // FNV-1a over the run lengths.
-            let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-            for run in runs {
-                for byte in run.to_le_bytes() {
-                    hash ^= u64::from(byte);
-                    hash = hash.wrapping_mul(0x0100_0000_01b3);
-                }
-            }
-            format!("{hash:016x}/{}", runs.len())
+            let mut hash = Fnv::default();
+            runs.iter().for_each(|run| hash.add(*run));
+            format!("{:016x}/{}", hash.0, runs.len())
         }
     };
     format!(
         "{file_key}\u{1f}rg{row_group}\u{1f}c{}\u{1f}s{selection}",
-        leaves.join(",")
+        leaves_text(leaves)
     )
 }
 
@@ -273,30 +266,52 @@ pub fn group_cache_key<'a>(
     row_groups: impl Iterator<Item = (usize, Option<&'a [i64]>)>,
     leaves: &[usize],
 ) -> String {
-    let leaves: Vec<String> = leaves.iter().map(usize::to_string).collect();
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut fnv = |value: i64| {
-        for byte in value.to_le_bytes() {
-            hash ^= u64::from(byte);
-            hash = hash.wrapping_mul(0x0100_0000_01b3);
-        }
-    };
+    let mut hash = Fnv::default();
     let (mut first, mut count) = (None, 0usize);
     for (row_group, selection) in row_groups {
         first.get_or_insert(row_group);
         count += 1;
         // Unambiguous: the row group, how many runs follow (-1: all rows), the runs.
-        fnv(i64::try_from(row_group).unwrap_or(i64::MAX));
-        fnv(selection.map_or(-1, |runs| i64::try_from(runs.len()).unwrap_or(i64::MAX)));
-        for run in selection.unwrap_or(&[]) {
-            fnv(*run);
-        }
+        hash.add(i64::try_from(row_group).unwrap_or(i64::MAX));
+        hash.add(selection.map_or(-1, |runs| i64::try_from(runs.len()).unwrap_or(i64::MAX)));
+        selection
+            .unwrap_or(&[])
+            .iter()
+            .for_each(|run| hash.add(*run));
     }
     format!(
-        "{file_key}\u{1f}rg{}+{count}\u{1f}c{}\u{1f}g{hash:016x}",
+        "{file_key}\u{1f}rg{}+{count}\u{1f}c{}\u{1f}g{:016x}",
         first.unwrap_or(0),
-        leaves.join(",")
+        leaves_text(leaves),
+        hash.0
     )
+}
+
+/// FNV-1a over little-endian `i64`s.
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    fn add(&mut self, value: i64) {
+        for byte in value.to_le_bytes() {
+            self.0 ^= u64::from(byte);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+/// The filter's leaf columns as a key names them: `1,4`.
+fn leaves_text(leaves: &[usize]) -> String {
+    leaves
+        .iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// Concatenates one column of cached batches, keeping only the rows `masks` select.
