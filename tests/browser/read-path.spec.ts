@@ -2,6 +2,8 @@
  * The read path end to end in Chromium: page → Rust core in WebAssembly → Web Workers → Arrow in
  * the page, against a real range server. Asserts the I/O of each query, not just its answer.
  */
+
+import { readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { cacheDir, expect, parquetTestingDir, test } from './fixtures.ts';
@@ -267,4 +269,62 @@ test('a small first query is decoded on the page while no worker is ready; the w
   // inlineScanBytes 0.
   expect(results.small.onPageAfter).toBe(2);
   expect(results.off.onPageAfter).toBe(results.off.onPage);
+});
+
+test('a one-row-group file with no offset index, split across the workers, reads each column chunk once', async ({
+  harness,
+}) => {
+  // pyarrow's write_table defaults (tests/dataset/write_datasets.py): the row group's tasks
+  // cannot read less than whole chunks, and used to fetch them each (4 tasks: 4 times).
+  const reference = JSON.parse(readFileSync(path.join(cacheDir, 'data/datasets/single/reference.json'), 'utf8')) as {
+    rows: number;
+    sumId: number;
+    cheap: { rows: number; sumId: number };
+  };
+  const result = await harness.evaluate(async () => {
+    const { skim } = window.harness;
+    const reader = await skim.createReader({ workers: 2, inlineTaskBytes: 0, inlineScanBytes: 0 });
+    const file = await reader.open('/sample/datasets/single/one-row-group.parquet');
+    const chunk = (name: string) =>
+      file.metadata.rowGroups[0]?.columns.find((c) => c.path === name)?.compressedSize ?? -1;
+    const sum = (table: { getChild(name: string): Iterable<unknown> | null }) => {
+      let total = 0;
+      for (const id of table.getChild('id') ?? []) total += Number(id);
+      return total;
+    };
+    const whole = file.scan({ columns: ['id', 'name'] });
+    const wholeTable = await whole.toTable();
+    const cheap = file.scan({ columns: ['id'], filter: 'value < 0.25' });
+    const cheapTable = await cheap.toTable();
+    const out = {
+      pageIndex: file.metadata.hasPageIndex,
+      rowGroups: file.metadata.rowGroups.length,
+      chunks: { id: chunk('id'), value: chunk('value'), name: chunk('name') },
+      whole: { rows: wholeTable.numRows, sumId: sum(wholeTable), ...pick(whole.stats) },
+      cheap: { rows: cheapTable.numRows, sumId: sum(cheapTable), ...pick(cheap.stats) },
+    };
+    reader.dispose();
+    return out;
+    function pick(s: { tasksTotal: number; bytesFetched: number; bytesFetchedFilter: number; bytesPlanned: number }) {
+      return {
+        tasks: s.tasksTotal,
+        fetched: s.bytesFetched,
+        fetchedFilter: s.bytesFetchedFilter,
+        planned: s.bytesPlanned,
+      };
+    }
+  });
+  expect(result.pageIndex).toBe(false);
+  expect(result.rowGroups).toBe(1);
+  const { id, value, name } = result.chunks;
+  // Unfiltered: every task lists both whole chunks; they are fetched once.
+  expect(result.whole.tasks).toBeGreaterThanOrEqual(2);
+  expect(result.whole).toMatchObject({ rows: reference.rows, sumId: reference.sumId });
+  expect(result.whole.fetched).toBe(id + name);
+  expect(result.whole.planned).toBe(id + name);
+  // Filtered: the filter chunk once (phase 1), the output chunk once (phase 2, asked by each task).
+  expect(result.cheap.tasks).toBeGreaterThanOrEqual(2);
+  expect(result.cheap).toMatchObject({ rows: reference.cheap.rows, sumId: reference.cheap.sumId });
+  expect(result.cheap.fetchedFilter).toBe(value);
+  expect(result.cheap.fetched).toBe(value + id);
 });

@@ -10,6 +10,9 @@ tests/.cache/data/datasets/ (served by the browser tests' range server under /sa
   column only the second has;
 - `broken/`: two good files and one that is not Parquet;
 - `reference.json`: the files in order and the answers. Skipped when it is already there.
+- `single/one-row-group.parquet` (not a dataset): 300,000 rows in one row group, pyarrow's
+  `write_table` defaults (no page index), with `single/reference.json`: a row group the reader
+  splits across workers, where every task must read whole column chunks. Written when missing.
 """
 import json
 import os
@@ -120,14 +123,39 @@ def write_broken(root, hive_root, hive_files):
     )}
 
 
+def write_single(root):
+    rows = 300_000
+    ids = list(range(rows))
+    table = pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "value": pa.array([(i * 7919 % 10007) / 10007.0 for i in ids], pa.float64()),
+            "name": pa.array([f"n{i % 1000}" for i in ids], pa.string()),
+        }
+    )
+    os.makedirs(root, exist_ok=True)
+    pq.write_table(table, os.path.join(root, "one-row-group.parquet"))
+    cheap = table.filter(pc.less(table["value"], 0.25))
+    answers = {
+        "rows": rows,
+        "sumId": pc.sum(table["id"]).as_py(),
+        "cheap": {"rows": cheap.num_rows, "sumId": pc.sum(cheap["id"]).as_py()},
+    }
+    with open(os.path.join(root, "reference.json"), "w") as f:
+        json.dump(answers, f, indent=1)
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "../.cache/data/datasets")
     reference = os.path.join(out, "reference.json")
     if os.path.exists(reference):
+        if not os.path.exists(os.path.join(out, "single", "reference.json")):
+            write_single(os.path.join(out, "single"))
         return
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
     hive = write_hive(os.path.join(out, "hive"))
+    write_single(os.path.join(out, "single"))
     answers = {
         "hive": hive,
         "mixed": write_mixed(os.path.join(out, "mixed")),

@@ -544,8 +544,12 @@ export function statsOf(plan: ReadPlan, context: { cacheBytes: number; executor:
   for (const { rowGroup, by } of plan.stats.prunedRowGroups) rowGroupFates[rowGroup] = by;
   const read = new Set(plan.tasks.flatMap((task) => rowGroupsOf(task.spec)));
   for (const rowGroup of read) rowGroupFates[rowGroup] = 'read';
-  const byteSum = (ranges: Array<{ start: number; end: number }>) =>
-    ranges.reduce((sum, r) => sum + r.end - r.start, 0);
+  // Each range once: the tasks of a row group split where no offset index names its pages list
+  // the same whole chunks, read once (scheduler/shared-reads.ts).
+  const planned = new Map<string, number>();
+  for (const task of plan.tasks) {
+    for (const r of [...task.filterRanges, ...task.outputRanges]) planned.set(`${r.start}-${r.end}`, r.end - r.start);
+  }
   return {
     ...emptyScanStats(context.executor.cachedBytes(), context.cacheBytes),
     tasksTotal: plan.tasks.length,
@@ -558,7 +562,7 @@ export function statsOf(plan: ReadPlan, context: { cacheBytes: number; executor:
     pagesPruned: plan.stats.pagesPruned,
     rowsTotal: plan.stats.rowsTotal,
     rowsScanned: plan.stats.rowsScanned,
-    bytesPlanned: plan.tasks.reduce((sum, t) => sum + byteSum(t.filterRanges) + byteSum(t.outputRanges), 0),
+    bytesPlanned: [...planned.values()].reduce((sum, bytes) => sum + bytes, 0),
     rowGroupFates,
   };
 }

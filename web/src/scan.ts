@@ -30,7 +30,7 @@ export interface ScanStats {
   rowsOut: number;
   /** Output rows of filter columns reused from the predicate cache instead of decoded twice. */
   rowsFromPredicateCache: number;
-  /** Bytes the plan lists (an upper bound with a filter). */
+  /** Bytes the plan lists, each range once (an upper bound with a filter). */
   bytesPlanned: number;
   /**
    * Bytes fetched: in all, for the filter columns (phase 1), for the output columns (phase 2:

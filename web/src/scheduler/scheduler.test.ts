@@ -162,6 +162,57 @@ describe('runPlan', () => {
     ]);
   });
 
+  it('reads ranges several tasks list once, both phases, each task getting its own copy of the bytes', async () => {
+    const { reader, requests } = recordingReader();
+    const { executor, jobs } = fakeExecutor();
+    // A row group split into three tasks where no offset index names the pages: each lists the
+    // same whole chunks (filter [0, 2 MiB), output [2 MiB, 4 MiB)) and asks for the output
+    // chunk in phase 2; the fourth task is another row group.
+    const mib = 1 << 20;
+    const split = [0, 1, 2].map((i) => task(i, { filter: [[0, 2 * mib]], output: [[2 * mib, 4 * mib]] }));
+    const other = task(3, { filter: [[4 * mib, 5 * mib]], output: [[5 * mib, 6 * mib]] });
+    // What each task received, [start, length, bytes intact], phase 1 then phase 2.
+    const got: Array<Array<[number, number, boolean]>> = [];
+    const intact = (c: { start: number; data: Uint8Array }) => c.data.every((b, k) => b === (c.start + k) % 256);
+    const asking: Executor = {
+      ...executor,
+      async run(job) {
+        const wanted = job.chunks[0]?.start === 0 ? { start: 2 * mib, end: 4 * mib } : { start: 5 * mib, end: 6 * mib };
+        const more = await job.fetchMore([wanted]);
+        got.push([...job.chunks, ...more].map((c) => [c.start, c.data.length, intact(c)]));
+        // The task owns its bytes (they are transferred to a worker): spoil them.
+        for (const c of [...job.chunks, ...more]) c.data.fill(7);
+        return executor.run(job);
+      },
+    };
+    const ctx = context(asking, reader, { scan: FILTERED, prefetchOutputBytes: 0 });
+    const rows: number[] = [];
+    for await (const result of runPlan(plan([...split, other]), ctx)) rows.push(result.rows);
+    expect(rows).toEqual([0, 1, 2, 3]);
+    expect(requests.sort((a, b) => a[0] - b[0])).toEqual([
+      [0, 2 * mib],
+      [2 * mib, 4 * mib],
+      [4 * mib, 5 * mib],
+      [5 * mib, 6 * mib],
+    ]);
+    expect(ctx.cost.filter).toMatchObject({ requests: 2, bytes: 3 * mib });
+    expect(ctx.cost.output).toMatchObject({ requests: 2, bytes: 3 * mib });
+    expect(jobs).toHaveLength(4);
+    const splitTask: Array<[number, number, boolean]> = [
+      [0, 2 * mib, true],
+      [2 * mib, 2 * mib, true],
+    ];
+    expect(got).toEqual([
+      splitTask,
+      splitTask,
+      splitTask,
+      [
+        [4 * mib, mib, true],
+        [5 * mib, mib, true],
+      ],
+    ]);
+  });
+
   it('yields results in plan order when tasks finish out of order', async () => {
     const { reader } = recordingReader();
     // Later tasks finish first.

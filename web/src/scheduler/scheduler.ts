@@ -19,6 +19,7 @@ import type { IoCost, IoQueue, RangeReader } from '../io/io-queue.js';
 import type { PlanStats, ReadPlan, ReadTask } from '../wasm/contract.js';
 import type { Chunk } from '../worker/protocol.js';
 import type { Executor, FileFooter, ScanRef, TaskResult } from './executor.js';
+import { SharedReads } from './shared-reads.js';
 
 /** A planned task, as the core's planner returns it (its `spec`: what differs per task). */
 export type PlannedTask = ReadTask;
@@ -153,7 +154,7 @@ export async function* runParts(
     for (let next = 0; ; next++) {
       while (launched - next < window) {
         if (launched === known.length && !(await tasks.pull())) break;
-        const { part, task, bytes } = known[launched] as (typeof known)[number];
+        const { part, task, bytes, reads } = known[launched] as (typeof known)[number];
         // Read-ahead is bounded by bytes too: a slow consumer never has more than this fetched,
         // nor more than this decoded.
         if (launched > next && bytesAhead + bytes > context.readAheadBytes) break;
@@ -162,10 +163,11 @@ export async function* runParts(
         const index = launched;
         decoded.launch(index, bytes);
         if (!shared.has(index)) startSharedRead(known, index, context, signal, shared);
-        const promise = runTask(part, task, bytes, context, signal, tasks.queryBytes, shared.get(index));
+        const promise = runTask(part, task, bytes, context, signal, tasks.queryBytes, shared.get(index), reads);
         shared.delete(index);
         // Failures surface when the consumer reaches this task; until then they are handled.
         promise.then((result) => decoded.finish(index, result.ipc.byteLength)).catch(() => undefined);
+        promise.finally(() => reads.release(task)).catch(() => undefined);
         running[launched] = promise;
         launched += 1;
       }
@@ -205,7 +207,8 @@ export async function* runParts(
  * last task is taken, or when the scan ends.
  */
 class KnownTasks {
-  readonly known: Array<{ part: ScanPart; task: PlannedTask; bytes: number }> = [];
+  /** `reads`: the ranges several of the part's tasks list, read once ({@link SharedReads}). */
+  readonly known: Array<{ part: ScanPart; task: PlannedTask; bytes: number; reads: SharedReads }> = [];
   /** Planned bytes of every task known so far. */
   plannedBytes = 0;
   /** Parts pulled that had tasks. */
@@ -230,10 +233,11 @@ class KnownTasks {
       if (part.tasks.length === 0) continue;
       this.open.add(part);
       this.partsWithTasks += 1;
+      const reads = new SharedReads(part.tasks);
       for (const task of part.tasks) {
         const bytes = bytesOf(task);
         this.plannedBytes += bytes;
-        this.known.push({ part, task, bytes });
+        this.known.push({ part, task, bytes, reads });
       }
       this.executor.prepare?.(part.file, this.queryBytes);
       return true;
@@ -334,7 +338,7 @@ function readsOf(
   part: ScanPart,
   task: PlannedTask,
   context: SchedulerContext,
-): { ranges: ByteRange[]; phase: 'filter' | 'output'; outputBytes: number; speculate: boolean } {
+): { ranges: ByteRange[]; phase: 'filter' | 'output'; speculate: boolean } {
   const { filtered } = part.scan;
   const cacheKey = task.spec.cacheKey ?? undefined;
   const cached = cacheKey !== undefined && context.executor.holds(cacheKey);
@@ -347,7 +351,7 @@ function readsOf(
       : filtered
         ? task.filterRanges
         : task.outputRanges;
-  return { ranges, phase: filtered ? 'filter' : 'output', outputBytes, speculate };
+  return { ranges, phase: filtered ? 'filter' : 'output', speculate };
 }
 
 /**
@@ -358,7 +362,7 @@ function readsOf(
  * the group, as does {@link SHARED_READ_BYTES}. Returns the task indexes and their ranges.
  */
 function sharedReadGroup(
-  known: ReadonlyArray<{ part: ScanPart; task: PlannedTask; bytes: number }>,
+  known: KnownTasks['known'],
   first: number,
   context: SchedulerContext,
 ): { indexes: number[]; ranges: ByteRange[] } {
@@ -393,17 +397,22 @@ async function runTask(
   signal: AbortSignal,
   scanPlannedBytes: number,
   shared: Promise<Chunk[]> | undefined,
+  reads: SharedReads,
 ): Promise<TaskResult> {
   const { io } = context;
   const { reader, cost } = part;
-  const { ranges, phase, outputBytes, speculate } = readsOf(part, task, context);
+  const { ranges, phase, speculate } = readsOf(part, task, context);
   const from = shared === undefined ? (part.held ?? []) : await shared;
   const { chunks, missing } = takeHeld(ranges, from);
-  chunks.push(...(await io.read(reader, missing, signal, cost[phase])));
+  const read = await reads.read(missing, (wanted) => io.read(reader, wanted, signal, cost[phase]));
+  chunks.push(...read.chunks);
   if (speculate) {
-    // A read carrying both phases counts as phase 1; the output ranges' bytes count as phase 2.
-    cost.filter.bytes -= outputBytes;
-    cost.output.bytes += outputBytes;
+    // A read carrying both phases counts as phase 1; the output ranges' bytes count as phase 2
+    // (those this task read: another task's read counted the ranges it took from it).
+    const fetched = task.outputRanges.filter((r) => !read.taken.some((t) => t.start === r.start && t.end === r.end));
+    const moved = rangeBytes(fetched);
+    cost.filter.bytes -= moved;
+    cost.output.bytes += moved;
   }
   part.onTaskStart?.(task);
   const cacheKey = task.spec.cacheKey ?? undefined;
@@ -415,7 +424,8 @@ async function runTask(
     chunks,
     plannedBytes,
     scanPlannedBytes,
-    fetchMore: (ranges: ByteRange[]): Promise<Chunk[]> => io.read(reader, ranges, signal, cost.output),
+    fetchMore: async (ranges: ByteRange[]): Promise<Chunk[]> =>
+      (await reads.read(ranges, (wanted) => io.read(reader, wanted, signal, cost.output))).chunks,
     signal,
   });
 }
