@@ -39,7 +39,7 @@
  * - BENCH_RUNS=N: timed runs per cell (default 5, after one warm-up run);
  * - comma-separated subsets: BENCH_SYSTEMS (parquet-skim, parquet-skim-mem, parquet-wasm,
  *   hyparquet, duckdb-wasm; and, not run by default, parquet-skim-warm), BENCH_DATA (a, b, c,
- *   hits, tpchgen, pyarrow, duckdb; the datasets hive, files64), BENCH_QUERIES (q6, lookup,
+ *   hits, tpchgen, pyarrow, pyarrow1rg, duckdb; the datasets hive, files64), BENCH_QUERIES (q6, lookup,
  *   contains, first100, scan3; part, count on the datasets); a subset run prints its tables
  *   but writes no result files;
  * - BENCH_NATIVE=0 skips the native runs; BENCH_RUN_TIMEOUT_MS (default 120000) per run;
@@ -128,6 +128,15 @@ const DATASETS = [
     layout: 'pyarrow `write_table` defaults: 1Mi-row groups, snappy, dictionaries',
     other: true,
     queries: ['q6', 'lookup', 'first100', 'scan3'],
+  },
+  {
+    id: 'pyarrow1rg',
+    table: 'lineitem',
+    writer: 'pyarrow',
+    file: 'lineitem-1m-pyarrow.parquet',
+    layout: 'the first 1M rows, pyarrow `write_table` defaults: one row group, no page index (pandas’ `to_parquet` of a ≤ 1M-row table)',
+    other: true,
+    queries: ['q6', 'first100', 'scan3'],
   },
   {
     id: 'duckdb',

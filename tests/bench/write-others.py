@@ -7,6 +7,9 @@ Usage: write-others.py SOURCE.parquet OUT_DIR
   views, no page index);
 - ``lineitem-sf1-pyarrow.parquet``: ``pyarrow.parquet.write_table`` with pyarrow's defaults (1Mi-row
   groups, snappy, dictionaries, 1 MB pages, no page index);
+- ``lineitem-1m-pyarrow.parquet``: the first 1,000,000 rows with ``write_table``'s defaults: one
+  row group and no page index, what ``pandas.DataFrame.to_parquet`` writes for a table of up to
+  ~1M rows;
 - ``lineitem-sf1-duckdb.parquet``: DuckDB's ``COPY … TO … (FORMAT parquet)`` with its defaults
   (122,880-row groups, snappy).
 
@@ -73,6 +76,11 @@ def main() -> None:
         pq.write_table(pq.read_table(source), pyarrow_out + ".tmp")
         os.replace(pyarrow_out + ".tmp", pyarrow_out)
         print(f"wrote {pyarrow_out} (pyarrow {pyarrow.__version__} defaults)")
+    one_group_out = os.path.join(out_dir, "lineitem-1m-pyarrow.parquet")
+    if not os.path.exists(one_group_out):
+        pq.write_table(pq.read_table(source).slice(0, 1_000_000), one_group_out + ".tmp")
+        os.replace(one_group_out + ".tmp", one_group_out)
+        print(f"wrote {one_group_out} (pyarrow {pyarrow.__version__} defaults, 1M rows)")
     duckdb_out = os.path.join(out_dir, "lineitem-sf1-duckdb.parquet")
     if not os.path.exists(duckdb_out):
         con = duckdb.connect()
