@@ -8,7 +8,10 @@
  * bytes (what the plan lists) and in decoded bytes — results finished ahead of the consumer,
  * plus what the tasks in flight will decode, estimated from the decoded / planned ratio of the
  * scan's finished tasks — so a slow consumer of a wide scan never has more than that held in
- * the page. At least one task always runs. Results are yielded
+ * the page. At least one task always runs. Two kinds of read serve several tasks: small
+ * neighbouring tasks (row groups of a few hundred rows) read together ({@link neighbourReadGroup}),
+ * and a range several tasks list (a row group split where no offset index names its pages) is
+ * read once ({@link SharedReads}). Results are yielded
  * strictly in plan order even when tasks finish out of order. The generator is lazy: a consumer
  * that stops pulling stops new fetches, and one that returns early aborts what is in flight.
  */
@@ -92,10 +95,14 @@ export type PartOutcome = { part: ScanPart; result: TaskResult } | { part: ScanP
  */
 export const PRIOR_DECODED_PER_PLANNED = 4;
 
-/** Planned bytes under which a task may share one read with the tasks after it ({@link sharedReadGroup}). */
-export const SMALL_TASK_BYTES = 1024 * 1024;
+/**
+ * Planned bytes under which a task may share one read with the tasks after it
+ * ({@link neighbourReadGroup}; not the core's `SMALL_TASK_BYTES`, under which it groups row groups
+ * into one task).
+ */
+export const NEIGHBOUR_TASK_BYTES = 1024 * 1024;
 /** Most planned bytes of the tasks sharing one read. */
-export const SHARED_READ_BYTES = 4 * 1024 * 1024;
+export const NEIGHBOUR_READ_BYTES = 4 * 1024 * 1024;
 
 /** `plan`'s scan as task hosts get it: its id (given when it was planned) and its spec as JSON. */
 export function scanRef(plan: ReadPlan): ScanRef {
@@ -145,8 +152,8 @@ export async function* runParts(
   const tasks = new KnownTasks(parts, context.executor);
   const { known } = tasks;
   const running: Array<Promise<TaskResult> | undefined> = [];
-  // Reads shared by small neighbouring tasks, by task index (see sharedReadGroup).
-  const shared = new Map<number, Promise<Chunk[]>>();
+  // Reads shared by small neighbouring tasks, by task index (see neighbourReadGroup).
+  const neighbourReads = new Map<number, Promise<Chunk[]>>();
   const decoded = new DecodedAhead();
   let launched = 0;
   let bytesAhead = 0;
@@ -162,9 +169,10 @@ export async function* runParts(
         bytesAhead += bytes;
         const index = launched;
         decoded.launch(index, bytes);
-        if (!shared.has(index)) startSharedRead(known, index, context, signal, shared);
-        const promise = runTask(part, task, bytes, context, signal, tasks.queryBytes, shared.get(index), reads);
-        shared.delete(index);
+        if (!neighbourReads.has(index)) startNeighbourRead(known, index, context, signal, neighbourReads);
+        const neighbours = neighbourReads.get(index);
+        neighbourReads.delete(index);
+        const promise = runTask(part, task, bytes, context, signal, tasks.queryBytes, neighbours, reads);
         // Failures surface when the consumer reaches this task; until then they are handled.
         promise.then((result) => decoded.finish(index, result.ipc.byteLength)).catch(() => undefined);
         promise.finally(() => reads.release(task)).catch(() => undefined);
@@ -266,20 +274,20 @@ class KnownTasks {
   }
 }
 
-/** Starts the read task `index` shares with its small neighbours, if it shares one ({@link sharedReadGroup}). */
-function startSharedRead(
+/** Starts the read task `index` shares with its small neighbours, if it shares one ({@link neighbourReadGroup}). */
+function startNeighbourRead(
   known: KnownTasks['known'],
   index: number,
   context: SchedulerContext,
   signal: AbortSignal,
-  shared: Map<number, Promise<Chunk[]>>,
+  neighbourReads: Map<number, Promise<Chunk[]>>,
 ): void {
-  const group = sharedReadGroup(known, index, context);
+  const group = neighbourReadGroup(known, index, context);
   if (group.indexes.length <= 1) return;
   const { part, task } = known[index] as KnownTasks['known'][number];
   const read = context.io.read(part.reader, group.ranges, signal, part.cost[readsOf(part, task, context).phase]);
   read.catch(() => undefined);
-  for (const k of group.indexes) shared.set(k, read);
+  for (const k of group.indexes) neighbourReads.set(k, read);
 }
 
 /**
@@ -356,12 +364,12 @@ function readsOf(
 
 /**
  * Tasks of one part that read together: from task `first` on, the small tasks (planned bytes
- * under {@link SMALL_TASK_BYTES}) whose reads join the same coalesced requests — row groups of a
+ * under {@link NEIGHBOUR_TASK_BYTES}) whose reads join the same coalesced requests — row groups of a
  * few hundred rows (pyarrow's `write_to_dataset`, Spark) lie next to each other, and one request
  * for many of them replaces one each. A task whose ranges would need a request of its own ends
- * the group, as does {@link SHARED_READ_BYTES}. Returns the task indexes and their ranges.
+ * the group, as does {@link NEIGHBOUR_READ_BYTES}. Returns the task indexes and their ranges.
  */
-function sharedReadGroup(
+function neighbourReadGroup(
   known: KnownTasks['known'],
   first: number,
   context: SchedulerContext,
@@ -369,14 +377,15 @@ function sharedReadGroup(
   const start = known[first] as (typeof known)[number];
   const ranges = [...readsOf(start.part, start.task, context).ranges];
   const indexes = [first];
-  if (start.bytes >= SMALL_TASK_BYTES || ranges.length === 0 || (start.part.held?.length ?? 0) > 0) {
+  if (start.bytes >= NEIGHBOUR_TASK_BYTES || ranges.length === 0 || (start.part.held?.length ?? 0) > 0) {
     return { indexes, ranges };
   }
   let requests = context.io.requestsFor(ranges).length;
   let bytes = start.bytes;
   for (let k = first + 1; k < known.length; k++) {
     const next = known[k] as (typeof known)[number];
-    if (next.part !== start.part || next.bytes >= SMALL_TASK_BYTES || bytes + next.bytes > SHARED_READ_BYTES) break;
+    if (next.part !== start.part || next.bytes >= NEIGHBOUR_TASK_BYTES || bytes + next.bytes > NEIGHBOUR_READ_BYTES)
+      break;
     const wanted = readsOf(next.part, next.task, context).ranges;
     if (wanted.length === 0) break;
     const joined = context.io.requestsFor([...ranges, ...wanted]).length;
@@ -396,13 +405,13 @@ async function runTask(
   context: SchedulerContext,
   signal: AbortSignal,
   scanPlannedBytes: number,
-  shared: Promise<Chunk[]> | undefined,
+  neighbours: Promise<Chunk[]> | undefined,
   reads: SharedReads,
 ): Promise<TaskResult> {
   const { io } = context;
   const { reader, cost } = part;
   const { ranges, phase, speculate } = readsOf(part, task, context);
-  const from = shared === undefined ? (part.held ?? []) : await shared;
+  const from = neighbours === undefined ? (part.held ?? []) : await neighbours;
   const { chunks, missing } = takeHeld(ranges, from);
   const read = await reads.read(missing, (wanted) => io.read(reader, wanted, signal, cost[phase]));
   chunks.push(...read.chunks);
