@@ -14,6 +14,7 @@ const COLORS = {
   'parquet-skim-mem': '#ff9896',
   'parquet-skim-warm': '#8c564b',
   'parquet-skim-union': '#e377c2',
+  'parquet-skim-file0': '#ffbb78',
   'parquet-wasm': '#1f77b4',
   hyparquet: '#2ca02c',
   'duckdb-wasm': '#9467bd',
@@ -24,6 +25,7 @@ const LABELS = {
   'parquet-skim-mem': 'parquet-skim (in memory, warm)',
   'parquet-skim-warm': 'parquet-skim (warm)',
   'parquet-skim-union': "parquet-skim, schema 'union'",
+  'parquet-skim-file0': 'parquet-skim, its first file alone',
   'parquet-wasm': 'parquet-wasm 0.8.0',
   hyparquet: 'hyparquet 1.31.5',
   'duckdb-wasm': 'DuckDB-WASM 1.28.0',
@@ -47,7 +49,7 @@ const NOTES = [
   '**hyparquet** (+ hyparquet-compressors): `asyncBufferFromUrl` (a HEAD, then range GETs) and `parquetMetadataAsync`. The lookup is `parquetReadObjects` with `filter: { l_orderkey: { $eq } }`, `usePageIndex` and `useOffsetIndex`; the first 100 rows `rowStart`/`rowEnd` + `useOffsetIndex`. Q6, `LIKE` and the scan read column arrays (`parquetRead` + `onChunk`) and filter in JS: its filter has no `LIKE`, and compares decimals as floats (`7 × 0.01 > 0.07`: `$lte: 0.07` would miss rows), so Q6 compares cents. Dates as day numbers (`parsers.dateFromDays`); rows as JS objects.',
   '**DuckDB-WASM 1.28.0**: the `eh` bundle (one thread: the pthread `coi` bundle of 1.28 fails with "startWorker is not defined", duckdb-wasm#939), one SQL query over `read_parquet(url)` (its HTTP file system: a HEAD, then range reads; row groups pruned by statistics); the result as an Arrow table.',
   '**I/O floor**: the byte ranges of parquet-skim’s median run of the same cell (the server’s log), moved with bare `fetch` (`cache: no-store`) in two rounds — its first request (the footer), then all the others at once — and not decoded: what the transport costs for the bytes parquet-skim chose.',
-  '**Datasets** (hive, files64): parquet-skim `reader.openDataset(urls)` (the first file’s footer at open, the others as the scan reaches them, never those its partition filter prunes — as DuckDB’s default, without `union_by_name`) and one scan, aggregate or `count()` over it; parquet-skim, schema “union”: `openDataset(urls, { schema: "union" })` — every footer at open (the first, then the rest at once) and the union of their schemas; DuckDB-WASM `read_parquet([urls…], hive_partitioning = true|false)`; hyparquet and parquet-wasm loop over the files one after another, as an app without a dataset API would (the partition-filtered query skips files by their path on the hive dataset). The partition query filters `year = 1995 AND month BETWEEN 3 AND 5` on the hive dataset and the same ship months by `l_shipdate` on the other. The I/O floor moves the first request of every file at once, then the rest.',
+  '**Datasets** (hive, files64): parquet-skim `reader.openDataset(urls)` (the first file’s footer at open, the others as the scan reaches them, never those its partition filter prunes — as DuckDB’s default, without `union_by_name`) and one scan, aggregate or `count()` over it; parquet-skim, schema “union”: `openDataset(urls, { schema: "union" })` — every footer at open (the first, then the rest at once) and the union of their schemas; parquet-skim, its first file alone (first rows only): `reader.open(url)` of the dataset’s first file — the one-file reference for the dataset’s first rows (its rows lack the partition columns: its answer is not compared); DuckDB-WASM `read_parquet([urls…], hive_partitioning = true|false)`; hyparquet and parquet-wasm loop over the files one after another, as an app without a dataset API would (the partition-filtered query skips files by their path on the hive dataset). The partition query filters `year = 1995 AND month BETWEEN 3 AND 5` on the hive dataset and the same ship months by `l_shipdate` on the other. The I/O floor moves the first request of every file at once, then the rest.',
   'Time: from opening the file (footer) to the whole result in JS, in a fresh page per run after the library’s JS and WebAssembly loaded (not timed). Requests and MB: every request to the data file in the server’s log during the timed run (HEAD and CORS preflights included).',
 ];
 

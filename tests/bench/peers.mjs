@@ -38,7 +38,8 @@
  * Usage: node tests/bench/peers.mjs   (after `npm run build`; generates the data layouts itself)
  * - BENCH_RUNS=N: timed runs per cell (default 5, after one warm-up run);
  * - comma-separated subsets: BENCH_SYSTEMS (parquet-skim, parquet-skim-mem, parquet-wasm,
- *   hyparquet, duckdb-wasm; and, not run by default, parquet-skim-warm), BENCH_DATA (a, b, c,
+ *   hyparquet, duckdb-wasm, parquet-skim-union, parquet-skim-file0; and, not run by default,
+ *   parquet-skim-warm), BENCH_DATA (a, b, c,
  *   hits, tpchgen, pyarrow, pyarrow1rg, duckdb; the datasets hive, files64), BENCH_QUERIES (q6, lookup,
  *   contains, first100, scan3; part, count on the datasets); a subset run prints its tables
  *   but writes no result files;
@@ -134,7 +135,8 @@ const DATASETS = [
     table: 'lineitem',
     writer: 'pyarrow',
     file: 'lineitem-1m-pyarrow.parquet',
-    layout: 'the first 1M rows, pyarrow `write_table` defaults: one row group, no page index (pandas’ `to_parquet` of a ≤ 1M-row table)',
+    layout:
+      'the first 1M rows, pyarrow `write_table` defaults: one row group, no page index (pandas’ `to_parquet` of a ≤ 1M-row table)',
     other: true,
     queries: ['q6', 'first100', 'scan3'],
   },
@@ -194,6 +196,12 @@ const SYSTEMS = {
   'parquet-skim-mem': { page: 'parquet-skim', inMemory: true, warm: true },
   /** Datasets only: `openDataset(urls, { schema: 'union' })` (every footer read at open). */
   'parquet-skim-union': { page: 'parquet-skim', union: true, datasetsOnly: true },
+  /**
+   * Datasets' first rows only: the dataset's first file opened alone (`reader.open(url)`), the
+   * reference of "first rows of a dataset ≤ 1.2× those of one file". Its rows lack the partition
+   * columns, so its answer is not held against the others'.
+   */
+  'parquet-skim-file0': { page: 'parquet-skim', firstFile: true, datasetsOnly: true, queries: ['first100'] },
   /** Opt-in (BENCH_SYSTEMS): over HTTP after a warm-up query on the same reader — the cold-start cost. */
   'parquet-skim-warm': { page: 'parquet-skim', warm: true, optional: true },
 };
@@ -365,7 +373,9 @@ async function measureCell(browser, server, net, dataset, query, system, skim) {
     union: SYSTEMS[system].union === true,
     ...(dataset.dir === undefined
       ? { url: `/sample/${dataset.file}` }
-      : { urls: dataset.files.map((f) => `/sample/${dataset.dir}/${f}`), hive: dataset.hive === true }),
+      : SYSTEMS[system].firstFile
+        ? { url: `/sample/${dataset.dir}/${dataset.files[0]}` }
+        : { urls: dataset.files.map((f) => `/sample/${dataset.dir}/${f}`), hive: dataset.hive === true }),
     table: dataset.table,
     query,
     ranges: SYSTEMS[system].floor ? skim?.ranges : undefined,
@@ -390,6 +400,8 @@ async function measureCell(browser, server, net, dataset, query, system, skim) {
     Object.assign(cell, { medianMs: middle.ms, requests: middle.requests, bytes: middle.bytes });
     if (system === 'parquet-skim') cell.ranges = middle.ranges;
     for (const r of cell.runs) delete r.ranges;
+    // A reference over other rows (one file of a dataset): its answer is its own.
+    if (SYSTEMS[system].firstFile) cell.answer = null;
   } catch (error) {
     cell.error = error.message;
   }
@@ -494,6 +506,7 @@ try {
             // In memory, nothing crosses the network: those runs are made once, unshaped.
             if (SYSTEMS[s].inMemory && (!d.inMemory || shaped(net))) continue;
             if (SYSTEMS[s].datasetsOnly && d.dir === undefined) continue;
+            if (SYSTEMS[s].queries !== undefined && !SYSTEMS[s].queries.includes(q)) continue;
             const cell = await measureCell(browser, server, net, d, q, s, skim);
             if (s === 'parquet-skim') skim = cell;
             cells.push(cell);
