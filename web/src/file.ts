@@ -100,8 +100,6 @@ export class ParquetFile {
    */
   readonly openStats: { startedAt: number; ms: number; requests: number; bytes: number; fetchMs: number };
   private readonly footer: FileFooter;
-  /** Where the column chunks start, sorted (for the I/O queue; read from the core once). */
-  private chunkStartsOf: readonly number[] | undefined;
   private closed = false;
 
   /** @internal */
@@ -301,9 +299,7 @@ export class ParquetFile {
     if (held.length > 0) replan();
     if (await this.readBlooms(request, signal, cost)) replan();
     const scan = scanRef(planned.plan);
-    this.chunkStartsOf ??= Array.from(this.handle.chunkStarts());
-    const { tasks } = planned.plan;
-    return { file: this.footer, scan, reader: this.source, tasks, held, cost, chunkStarts: this.chunkStartsOf };
+    return { file: this.footer, scan, reader: this.source, tasks: planned.plan.tasks, held, cost };
   }
 
   /**

@@ -385,20 +385,6 @@ impl ParquetFile {
         &self.footer
     }
 
-    /// Where each column chunk starts (its dictionary page, else its first data page), sorted,
-    /// each once: the I/O layer tells a gap of pruned pages inside one chunk from other chunks.
-    pub fn chunk_starts(&self) -> Vec<u64> {
-        let mut starts: Vec<u64> = self
-            .metadata()
-            .row_groups()
-            .iter()
-            .flat_map(|rg| rg.columns().iter().map(|c| c.byte_range().0))
-            .collect();
-        starts.sort_unstable();
-        starts.dedup();
-        starts
-    }
-
     /// The same file described by `metadata` (an edited copy of this file's: see `rebase`), read
     /// with the same Arrow schema.
     pub(crate) fn with_metadata(&self, metadata: Arc<ParquetMetaData>) -> Result<Self> {

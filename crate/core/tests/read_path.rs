@@ -44,23 +44,6 @@ fn workers_rebuild_the_file_from_footer_bytes() {
 }
 
 #[test]
-fn chunk_starts_are_each_column_chunk_start_sorted() {
-    let file = sample_file();
-    let (parquet, _) = open(&file, 1 << 20);
-    let starts = parquet.chunk_starts();
-    let metadata = parquet.metadata();
-    let mut expected: Vec<u64> = metadata
-        .row_groups()
-        .iter()
-        .flat_map(|rg| rg.columns().iter().map(|c| c.byte_range().0))
-        .collect();
-    expected.sort_unstable();
-    assert_eq!(starts, expected);
-    assert!(starts.windows(2).all(|w| w[0] < w[1]));
-    assert_eq!(starts.first(), Some(&4));
-}
-
-#[test]
 fn full_scan_returns_every_row_in_order() {
     let file = sample_file();
     let (parquet, _) = open(&file, 512 * 1024);

@@ -159,16 +159,6 @@ impl JsFile {
             .collect()
     }
 
-    /// Where each column chunk starts, sorted (see `ParquetFile::chunk_starts`).
-    #[wasm_bindgen(js_name = chunkStarts)]
-    pub fn chunk_starts(&self) -> Vec<f64> {
-        self.file
-            .chunk_starts()
-            .into_iter()
-            .map(|s| s as f64)
-            .collect()
-    }
-
     /// The footer regions' bytes (copies, ready to transfer to a worker).
     #[wasm_bindgen(js_name = footerBuffers)]
     pub fn footer_buffers(&self) -> Array {

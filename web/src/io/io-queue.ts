@@ -50,24 +50,14 @@ export class IoQueue {
     this.maxRequestBytes = positiveInteger('maxRequestBytes', options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES);
   }
 
-  /** The requests `read` would make for `ranges` (`chunkStarts`: see {@link IoQueue.read}). */
-  requestsFor(ranges: readonly ByteRange[], chunkStarts?: readonly number[]): ByteRange[] {
-    return coalesce(ranges, this.gapBytes, this.maxRequestBytes, chunkStarts);
+  /** The requests `read` would make for `ranges`. */
+  requestsFor(ranges: readonly ByteRange[]): ByteRange[] {
+    return coalesce(ranges, this.gapBytes, this.maxRequestBytes);
   }
 
-  /**
-   * Reads `ranges` of `reader` as coalesced requests; resolves to the chunks read. `chunkStarts`
-   * (where the file's column chunks start, sorted): pages pruned inside one chunk are read
-   * through only when the request wants as many bytes ({@link coalesce}).
-   */
-  async read(
-    reader: RangeReader,
-    ranges: readonly ByteRange[],
-    signal?: AbortSignal,
-    cost?: IoCost,
-    chunkStarts?: readonly number[],
-  ): Promise<Chunk[]> {
-    const requests = coalesce(ranges, this.gapBytes, this.maxRequestBytes, chunkStarts);
+  /** Reads `ranges` of `reader` as coalesced requests; resolves to the chunks read. */
+  async read(reader: RangeReader, ranges: readonly ByteRange[], signal?: AbortSignal, cost?: IoCost): Promise<Chunk[]> {
+    const requests = coalesce(ranges, this.gapBytes, this.maxRequestBytes);
     return Promise.all(
       requests.map(async (request) => {
         await this.acquire(signal);

@@ -49,11 +49,6 @@ export interface ScanPart {
   tasks: readonly PlannedTask[];
   /** Bytes read before planning (page headers walked): tasks take them instead of fetching. */
   held?: readonly Chunk[];
-  /**
-   * Where the file's column chunks start, sorted: a gap between two wanted ranges with none
-   * inside holds pages the page index pruned (see `io/coalesce.ts`).
-   */
-  chunkStarts?: readonly number[];
   /** I/O counters, updated as requests complete. */
   cost: PhaseCosts;
   /**
@@ -290,8 +285,7 @@ function startNeighbourRead(
   const group = neighbourReadGroup(known, index, context);
   if (group.indexes.length <= 1) return;
   const { part, task } = known[index] as KnownTasks['known'][number];
-  const phase = readsOf(part, task, context).phase;
-  const read = context.io.read(part.reader, group.ranges, signal, part.cost[phase], part.chunkStarts);
+  const read = context.io.read(part.reader, group.ranges, signal, part.cost[readsOf(part, task, context).phase]);
   read.catch(() => undefined);
   for (const k of group.indexes) neighbourReads.set(k, read);
 }
@@ -386,7 +380,7 @@ function neighbourReadGroup(
   if (start.bytes >= NEIGHBOUR_TASK_BYTES || ranges.length === 0 || (start.part.held?.length ?? 0) > 0) {
     return { indexes, ranges };
   }
-  let requests = context.io.requestsFor(ranges, start.part.chunkStarts).length;
+  let requests = context.io.requestsFor(ranges).length;
   let bytes = start.bytes;
   for (let k = first + 1; k < known.length; k++) {
     const next = known[k] as (typeof known)[number];
@@ -394,7 +388,7 @@ function neighbourReadGroup(
       break;
     const wanted = readsOf(next.part, next.task, context).ranges;
     if (wanted.length === 0) break;
-    const joined = context.io.requestsFor([...ranges, ...wanted], start.part.chunkStarts).length;
+    const joined = context.io.requestsFor([...ranges, ...wanted]).length;
     if (joined > requests) break;
     ranges.push(...wanted);
     requests = joined;
@@ -415,11 +409,11 @@ async function runTask(
   reads: SharedReads,
 ): Promise<TaskResult> {
   const { io } = context;
-  const { reader, cost, chunkStarts } = part;
+  const { reader, cost } = part;
   const { ranges, phase, speculate } = readsOf(part, task, context);
   const from = neighbours === undefined ? (part.held ?? []) : await neighbours;
   const { chunks, missing } = takeHeld(ranges, from);
-  const read = await reads.read(missing, (wanted) => io.read(reader, wanted, signal, cost[phase], chunkStarts));
+  const read = await reads.read(missing, (wanted) => io.read(reader, wanted, signal, cost[phase]));
   chunks.push(...read.chunks);
   if (speculate) {
     // A read carrying both phases counts as phase 1; the output ranges' bytes count as phase 2
@@ -440,7 +434,7 @@ async function runTask(
     plannedBytes,
     scanPlannedBytes,
     fetchMore: async (ranges: ByteRange[]): Promise<Chunk[]> =>
-      (await reads.read(ranges, (wanted) => io.read(reader, wanted, signal, cost.output, chunkStarts))).chunks,
+      (await reads.read(ranges, (wanted) => io.read(reader, wanted, signal, cost.output))).chunks,
     signal,
   });
 }
