@@ -45,11 +45,6 @@ export class SharedReads {
     for (const [key, tasksListing] of this.wanted) if (tasksListing < 2) this.wanted.delete(key);
   }
 
-  /** Whether no range is shared (then {@link SharedReads.read} is a plain read). */
-  get empty(): boolean {
-    return this.wanted.size === 0;
-  }
-
   /**
    * The bytes of `ranges`: shared ones from the read that carries them (started by `read`, with
    * this call's other ranges, if no task has started it yet), the rest by `read`. `taken`: the
@@ -74,6 +69,8 @@ export class SharedReads {
     } else if (own.length > 0) {
       ownChunks = read(own);
     }
+    // Awaited below, unless a shared read fails first: then its failure is the task's.
+    ownChunks?.catch(() => undefined);
     const chunks: Chunk[] = [];
     for (const range of shared) {
       const carrier = this.reads.get(keyOf(range));
