@@ -226,3 +226,43 @@ test('cancelling a dataset scan leaves no request open, across files', async ({ 
   expect(outcome.error?.name).toBe('AbortError');
   await expect.poll(() => server.openRequests, { timeout: 5000 }).toBe(0);
 });
+
+test('a dataset of small files weighs as small: with the workers ready, the page decodes its scan itself', async ({
+  harness,
+  server,
+}) => {
+  // The test hive dataset: 12 files of ~10,000 rows. Its scan of `id` plans well under the page's
+  // 2 MiB (inlineScanBytes) in all: each file's share, times the files, is what it weighs.
+  const urls = reference.hive.files.map((f) => `${server.url}/sample/datasets/hive/${f}`);
+  const result = await harness.evaluate(async (urls) => {
+    const { skim } = window.harness;
+    const reader = await skim.createReader({ workers: 2 });
+    const dataset = await reader.openDataset(urls);
+    await dataset.scan({ columns: ['id'], limit: 10 }).toTable();
+    for (let i = 0; i < 200 && reader.stats().workers.ready < 2; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const ready = reader.stats().workers.ready;
+    const before = reader.stats().workers.tasksOnPage;
+    const scan = dataset.scan({ columns: ['id'] });
+    const table = await scan.toTable();
+    let sum = 0;
+    for (const id of table.getChild('id') ?? []) sum += Number(id);
+    const out = {
+      ready,
+      rows: table.numRows,
+      sum,
+      tasks: scan.stats.tasksTotal,
+      onPage: reader.stats().workers.tasksOnPage - before,
+      plannedBytes: scan.stats.bytesPlanned,
+    };
+    reader.dispose();
+    return out;
+  }, urls);
+  expect(result.ready).toBe(2);
+  expect(result.rows).toBe(reference.hive.rows);
+  expect(result.sum).toBe((reference.hive.rows * (reference.hive.rows - 1)) / 2);
+  expect(result.plannedBytes).toBeLessThan(2 * 1024 * 1024);
+  expect(result.tasks).toBeGreaterThan(1);
+  expect(result.onPage).toBe(result.tasks);
+});

@@ -573,7 +573,11 @@ export class Dataset {
     };
     try {
       throwIfAborted(signal);
-      for await (const outcome of runParts(this.parts(running), spec.limited, { ...this.context.scheduler, signal })) {
+      const { filter } = spec;
+      const partsExpected =
+        filter === undefined ? this.files.length : this.files.filter((f) => !this.prunedByPartition(f, filter)).length;
+      const context = { ...this.context.scheduler, signal, partsExpected };
+      for await (const outcome of runParts(this.parts(running), spec.limited, context)) {
         const state = running.states.get(outcome.part) as PartState;
         sync();
         if ('error' in outcome) {

@@ -313,29 +313,36 @@ describe('runPlan', () => {
     expect(prepared).toEqual([[200, 0]]);
   });
 
-  it('weighs a scan over several parts (a dataset’s files) as unbounded once a second part has tasks', async () => {
-    const { reader } = recordingReader();
-    const { executor, jobs } = fakeExecutor({ tasksAlive: 1 });
-    const prepared: number[] = [];
-    executor.prepare = (_file, bytes) => prepared.push(bytes);
-    const base = context(executor, reader);
-    const part = (first: number): ScanPart => ({
-      ...base,
-      tasks: [first, first + 1].map((i) => task(i, { output: [[i * 1000, i * 1000 + 100]] })),
-    });
-    async function* parts(): AsyncGenerator<ScanPart> {
-      yield { ...part(4), tasks: [] };
-      yield part(0);
-      yield { ...part(4), tasks: [] };
-      yield part(2);
-    }
-    for await (const _ of runParts(parts(), false, base)) {
-      // drain
-    }
+  it('weighs a scan over several parts (a dataset’s files) by the parts it may read, unbounded when unknown', async () => {
+    const run = async (partsExpected: number | undefined) => {
+      const { reader } = recordingReader();
+      const { executor, jobs } = fakeExecutor({ tasksAlive: 1 });
+      const prepared: number[] = [];
+      executor.prepare = (_file, bytes) => prepared.push(bytes);
+      const base = context(executor, reader, partsExpected === undefined ? {} : { partsExpected });
+      const part = (first: number): ScanPart => ({
+        ...base,
+        tasks: [first, first + 1].map((i) => task(i, { output: [[i * 1000, i * 1000 + 100]] })),
+      });
+      async function* parts(): AsyncGenerator<ScanPart> {
+        yield { ...part(4), tasks: [] };
+        yield part(0);
+        yield { ...part(4), tasks: [] };
+        yield part(2);
+      }
+      for await (const _ of runParts(parts(), false, base)) {
+        // drain
+      }
+      return { prepared, planned: jobs.map((job) => job.scanPlannedBytes) };
+    };
     // The first file alone: its 200 bytes (a small query may decode on the page); a part without
-    // tasks does not count; with the second file's tasks, a bulk read whatever its bytes.
-    expect(prepared).toEqual([200, Number.POSITIVE_INFINITY]);
-    expect(jobs.map((job) => job.scanPlannedBytes)).toEqual([200, 200, ...Array(2).fill(Number.POSITIVE_INFINITY)]);
+    // tasks does not count. With the second file's tasks: 200 bytes per file with tasks, times the
+    // files the scan may read (50: a big query); not knowing how many, a bulk read.
+    expect(await run(50)).toEqual({ prepared: [200, 10_000], planned: [200, 200, 10_000, 10_000] });
+    const unknown = Number.POSITIVE_INFINITY;
+    expect(await run(undefined)).toEqual({ prepared: [200, unknown], planned: [200, 200, unknown, unknown] });
+    // Never fewer parts than those seen.
+    expect((await run(1)).planned).toEqual([200, 200, 400, 400]);
   });
 
   it('stops fetching and decoding when the consumer returns early, and closes the scan', async () => {

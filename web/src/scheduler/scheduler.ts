@@ -80,6 +80,12 @@ export interface SchedulerContext {
   prefetchOutputBytes: number;
   /** The caller's signal, if any. */
   signal?: AbortSignal;
+  /**
+   * How many parts the scan may read (a dataset's files its partition values do not rule out):
+   * once a second part has tasks, the scan weighs as its planned bytes per part so far times
+   * this (see `KnownTasks.queryBytes`). Unknown: as unbounded.
+   */
+  partsExpected?: number;
 }
 
 /** What a scan of one file needs to run: the shared context and its one part (less its tasks). */
@@ -149,7 +155,7 @@ export async function* runParts(
   // the tasks in flight each time a task's result did not end the scan (so `limit: 100` over a
   // filter that matches early fetches one task's pages, not a window's).
   let window = limited ? 1 : fullWindow;
-  const tasks = new KnownTasks(parts, context.executor);
+  const tasks = new KnownTasks(parts, context.executor, context.partsExpected);
   const { known } = tasks;
   const running: Array<Promise<TaskResult> | undefined> = [];
   // Reads shared by small neighbouring tasks, by task index (see neighbourReadGroup).
@@ -227,6 +233,7 @@ class KnownTasks {
   constructor(
     private readonly parts: AsyncIterator<ScanPart>,
     private readonly executor: Executor,
+    private readonly partsExpected: number | undefined,
   ) {}
 
   /** Pulls the next part with tasks; false when there is none. */
@@ -255,14 +262,18 @@ class KnownTasks {
 
   /**
    * How big a query this is, as the executor weighs it (a small one may decode on the page; a big
-   * one starts the workers): the planned bytes known so far — unbounded once a second part (a
-   * dataset's second file) has tasks. The files after it are not planned yet, so what is known
-   * says little of what the scan will read: the hive dataset's Q6 plans ~1 MiB per file, and
-   * weighed by what was known its first files decoded on the page while the workers had not
-   * been started.
+   * one starts the workers): the planned bytes known so far — and once a second part (a dataset's
+   * second file) has tasks, those per part times the parts the scan may read (unbounded when
+   * that is not known). The files after it are not planned yet, so what is known says little of
+   * what the scan will read: the hive dataset's Q6 plans ~1 MiB per file, and weighed by what was
+   * known its first files decoded on the page while the workers had not been started; a dataset
+   * of a few tiny files weighs as tiny and stays on the page.
    */
   get queryBytes(): number {
-    return this.partsWithTasks > 1 ? Number.POSITIVE_INFINITY : this.plannedBytes;
+    if (this.partsWithTasks <= 1) return this.plannedBytes;
+    if (this.partsExpected === undefined) return Number.POSITIVE_INFINITY;
+    const perPart = this.plannedBytes / this.partsWithTasks;
+    return perPart * Math.max(this.partsExpected, this.partsWithTasks);
   }
 
   close(part: ScanPart): void {
