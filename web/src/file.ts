@@ -18,6 +18,7 @@ import { recheck } from './recheck.js';
 import { type RowGroupFate, Scan, type ScanStats } from './scan.js';
 import type { Executor, FileFooter, TaskResult } from './scheduler/executor.js';
 import { type PhaseCosts, type ReadPlan, runPlan, type ScanPart, scanRef } from './scheduler/scheduler.js';
+import { keyOf } from './scheduler/shared-reads.js';
 import type { TaskSpec } from './wasm/contract.js';
 import type { ParquetFileHandle } from './wasm/parquet_skim_wasm.js';
 import type { Chunk } from './worker/protocol.js';
@@ -43,6 +44,9 @@ export interface ScanOptions {
   /** Called as tasks finish, with the scan's progress. */
   onProgress?: (progress: ScanProgress) => void;
 }
+
+/** A scan's row options, checked by the core before anything is planned (`FileContext.checkRowOptions`). */
+export type RowOptions = Pick<ScanOptions, 'offset' | 'limit' | 'batchSize'>;
 
 /** What {@link ScanOptions.onProgress} receives. */
 export interface ScanProgress {
@@ -86,6 +90,8 @@ export interface FileContext {
   lifetime: AbortSignal;
   /** SQL `WHERE` text → AST (the core's parser). */
   parseFilter(sql: string): FilterAst;
+  /** Throws `INVALID_ARGUMENT` unless the row options are valid (the core's rule). */
+  checkRowOptions(options: RowOptions): void;
 }
 
 /** A Parquet file opened by a {@link Reader}. */
@@ -361,11 +367,12 @@ export class ParquetFile {
   /** Reads rows: an async iterable of `RecordBatch`es in file order (see {@link Scan}). */
   scan(options: ScanOptions = {}): Scan {
     const startedAt = performance.now();
+    this.context.checkRowOptions(options);
     const fields = {
       columns: options.columns,
-      offset: checkCount('offset', options.offset),
-      limit: checkCount('limit', options.limit),
-      batchSize: checkBatchSize(options.batchSize),
+      offset: options.offset,
+      limit: options.limit,
+      batchSize: options.batchSize,
       filter: this.filterAst(options.filter),
     };
     const planned = this.plan(fields, startedAt);
@@ -427,10 +434,11 @@ export class ParquetFile {
     const specs = names.map((name) => options.aggregates[name]);
     if (specs.length === 0) throw invalidArgument('aggregates', 'at least one aggregate', 'none');
     const startedAt = performance.now();
+    this.context.checkRowOptions({ batchSize: options.batchSize });
     const planned = this.plan(
       {
         filter: this.filterAst(options.filter),
-        batchSize: checkBatchSize(options.batchSize),
+        batchSize: options.batchSize,
         aggregates: specs,
       },
       startedAt,
@@ -548,7 +556,7 @@ export function statsOf(plan: ReadPlan, context: { cacheBytes: number; executor:
   // the same whole chunks, read once (scheduler/shared-reads.ts).
   const planned = new Map<string, number>();
   for (const task of plan.tasks) {
-    for (const r of [...task.filterRanges, ...task.outputRanges]) planned.set(`${r.start}-${r.end}`, r.end - r.start);
+    for (const r of [...task.filterRanges, ...task.outputRanges]) planned.set(keyOf(r), r.end - r.start);
   }
   return {
     ...emptyScanStats(context.executor.cachedBytes(), context.cacheBytes),
@@ -626,27 +634,4 @@ export function progressOf(stats: ScanStats): ScanProgress {
     rowsOut: stats.rowsOut,
     bytesFetched: stats.bytesFetched,
   };
-}
-
-/** Rows per batch: 1 to 2^24, as the core accepts. */
-export function checkBatchSize(value: number | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!Number.isSafeInteger(value) || value < 1 || value > 2 ** 24) {
-    throw new ParquetSkimError(
-      'INVALID_ARGUMENT',
-      `invalid option 'batchSize': expected a whole number of rows from 1 to 16777216, got ${value}`,
-    );
-  }
-  return value;
-}
-
-export function checkCount(name: string, value: number | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!Number.isSafeInteger(value) || value < 0) {
-    throw new ParquetSkimError(
-      'INVALID_ARGUMENT',
-      `invalid option '${name}': expected a whole number >= 0, got ${value}`,
-    );
-  }
-  return value;
 }

@@ -123,10 +123,29 @@ describe('reading in Node (inline execution)', () => {
     expect(Array.from(window.getChild('id')?.toArray() ?? [])).toEqual(ids.slice(1000, 3500));
     expect(scan.stats.rowsOut).toBe(2500);
     expect(scan.stats.tasksDone).toBe(scan.stats.tasksTotal);
-    // The same bounds as the core's (1 to 2^24 rows), checked before anything is planned.
-    for (const batchSize of [0, 2 ** 24 + 1, 1.5]) {
-      expect(() => file.scan({ batchSize })).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    // The core's bounds (1 to 2^24 rows; offset and limit whole and >= 0), checked before
+    // anything is planned or serialized: JSON would turn NaN into null, i.e. "no limit".
+    const refused = (run: () => unknown, option: string) =>
+      expect(run).toThrow(
+        expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining(`'${option}'`) }),
+      );
+    for (const batchSize of [0, 2 ** 24 + 1, 1.5, Number.NaN]) {
+      refused(() => file.scan({ batchSize }), 'batchSize');
+      await expect(file.aggregate({ aggregates: { n: count() }, batchSize })).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        message: expect.stringContaining("'batchSize'"),
+      });
     }
+    for (const bad of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53]) {
+      refused(() => file.scan({ offset: bad }), 'offset');
+      refused(() => file.scan({ limit: bad, filter: 'id > 3' }), 'limit');
+    }
+    expect(() => file.scan({ limit: '5' as unknown as number })).toThrow(
+      "invalid option 'limit': expected a number, got a value of type string",
+    );
+    expect(() => file.scan({ limit: Number.NaN })).toThrow(
+      "invalid option 'limit': expected a whole number of rows >= 0, got NaN",
+    );
   });
 
   it('answers reads inside the tail read from memory', async () => {

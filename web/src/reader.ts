@@ -14,7 +14,7 @@ import type { Dataset, DatasetContext, DatasetOptions } from './dataset/dataset.
 import { openDataset } from './dataset/open.js';
 import type { DatasetSources } from './dataset/sources.js';
 import { invalidArgument, ParquetSkimError, toSkimError } from './errors.js';
-import { ParquetFile } from './file.js';
+import { ParquetFile, type RowOptions } from './file.js';
 import type { FilterAst } from './filter.js';
 import type { HttpOptions } from './io/http.js';
 import { IoQueue } from './io/io-queue.js';
@@ -341,6 +341,7 @@ export class Reader {
           assertOpen: () => this.assertOpen(),
           lifetime: this.lifetime.signal,
           parseFilter: (sql) => this.parseFilter(sql),
+          checkRowOptions: (options) => this.checkRowOptions(options),
         },
         reads,
         handle,
@@ -372,6 +373,7 @@ export class Reader {
       },
       lifetime: this.lifetime.signal,
       parseFilter: (sql) => this.parseFilter(sql),
+      checkRowOptions: (options) => this.checkRowOptions(options),
     };
     return openDataset(context, (source, fileOptions) => this.open(source, fileOptions), sources, options);
   }
@@ -389,6 +391,16 @@ export class Reader {
     }
     try {
       return JSON.parse(this.core.parseFilter(sql)) as FilterAst;
+    } catch (error) {
+      throw toSkimError(error);
+    }
+  }
+
+  /** Checks a scan's row options with the core (an open file or dataset implies the core is loaded). */
+  private checkRowOptions({ offset, limit, batchSize }: RowOptions): void {
+    if (this.core === undefined) throw new ParquetSkimError('INTERNAL', 'a scan ran before the core loaded');
+    try {
+      this.core.checkRowOptions(offset, limit, batchSize);
     } catch (error) {
       throw toSkimError(error);
     }

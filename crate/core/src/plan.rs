@@ -312,26 +312,7 @@ pub fn plan_scan_with(
         Some(target) if target > 0 => split_specs(&scan, specs, target),
         _ => specs,
     };
-    let cacheable = scan.filter().is_some() && scan.spec().column_cache_bytes > 0;
-    let mut tasks: Vec<ReadTask> = Vec::with_capacity(specs.len());
-    for (task_idx, (mut spec, rows_scanned)) in specs.into_iter().enumerate() {
-        spec.task_idx = task_idx;
-        // Not a task whose filter columns cannot fit the worker's cache. One with a limit keeps
-        // its filter columns only if it saw all its rows (a rare filter), and a hit stops at it.
-        let keep = cacheable && fits_column_cache(&scan, &spec);
-        if let (true, Some(file_key)) = (keep, &request.file_key) {
-            spec.cache_key = Some(cache_key(
-                file_key,
-                spec.row_group_idx,
-                scan.filter_leaves(),
-                spec.selection.as_deref(),
-            ));
-        }
-        spec.batch_size = scan.batch_size(&spec)?;
-        spec.learned_pages = layouts.learned(&scan, &spec)?;
-        stats.rows_scanned += rows_scanned;
-        tasks.push(read_task(&scan, spec, rows_scanned)?);
-    }
+    let tasks = read_tasks(&scan, request, specs, layouts, &mut stats)?;
     // A filtered scan with a limit (first rows, lookups) keeps a task per row group: each task
     // sees all its row group's rows before it stops at the limit, so it fills the cross-scan
     // cache, and the scheduler stops launching tasks once the limit is met. With
@@ -362,6 +343,38 @@ pub fn plan_scan_with(
         limit: if filtered { request.limit } else { None },
         stats,
     })
+}
+
+/// The read tasks of `specs`, numbered in order: each with its cross-scan cache key (when its
+/// filter columns may be kept), batch size and learned page locations.
+fn read_tasks(
+    scan: &BoundScan,
+    request: &ScanRequest,
+    specs: Vec<(TaskSpec, u64)>,
+    layouts: &PageLayouts,
+    stats: &mut PlanStats,
+) -> Result<Vec<ReadTask>> {
+    let cacheable = scan.filter().is_some() && scan.spec().column_cache_bytes > 0;
+    let mut tasks: Vec<ReadTask> = Vec::with_capacity(specs.len());
+    for (task_idx, (mut spec, rows_scanned)) in specs.into_iter().enumerate() {
+        spec.task_idx = task_idx;
+        // Not a task whose filter columns cannot fit the worker's cache. One with a limit keeps
+        // its filter columns only if it saw all its rows (a rare filter), and a hit stops at it.
+        let keep = cacheable && fits_column_cache(scan, &spec);
+        if let (true, Some(file_key)) = (keep, &request.file_key) {
+            spec.cache_key = Some(cache_key(
+                file_key,
+                spec.row_group_idx,
+                scan.filter_leaves(),
+                spec.selection.as_deref(),
+            ));
+        }
+        spec.batch_size = scan.batch_size(&spec)?;
+        spec.learned_pages = layouts.learned(scan, &spec)?;
+        stats.rows_scanned += rows_scanned;
+        tasks.push(read_task(scan, spec, rows_scanned)?);
+    }
+    Ok(tasks)
 }
 
 /// Planned bytes (filter and output pages; with a filter, the filter columns' pages) under which a
@@ -823,15 +836,57 @@ pub(crate) fn selection_of(
     Ok(RowSelection::from(selectors))
 }
 
+/// Most rows a batch may hold (2^24).
+const MAX_BATCH_SIZE: usize = 1 << 24;
+
 fn checked_batch_size(batch_size: Option<usize>) -> Result<usize> {
     match batch_size {
         None => Ok(DEFAULT_BATCH_SIZE),
-        Some(n) if (1..=1 << 24).contains(&n) => Ok(n),
-        Some(n) => Err(SkimError::invalid_argument(
-            "batchSize",
-            format!("expected 1 to 16777216 rows, got {n}"),
-        )),
+        Some(n) if (1..=MAX_BATCH_SIZE).contains(&n) => Ok(n),
+        Some(n) => Err(bad_batch_size(n)),
     }
+}
+
+fn bad_batch_size(got: impl std::fmt::Display) -> SkimError {
+    SkimError::invalid_argument(
+        "batchSize",
+        format!("expected a whole number of rows from 1 to {MAX_BATCH_SIZE}, got {got}"),
+    )
+}
+
+/// Checks a scan's row options as a caller without integers (JavaScript) holds them, before
+/// anything is planned or serialized (JSON would turn `NaN` into `null`, an absent option):
+/// `offset` and `limit` whole numbers from 0 to 2^53 − 1, `batchSize` one from 1 to 2^24. The one
+/// rule for these options: [`plan_scan_with`] applies the same bounds to the [`ScanRequest`] it
+/// gets, and a dataset, which places offset and limit across its files before planning any of
+/// them, calls this first.
+pub fn check_row_options(
+    offset: Option<f64>,
+    limit: Option<f64>,
+    batch_size: Option<f64>,
+) -> Result<()> {
+    for (name, value) in [("offset", offset), ("limit", limit)] {
+        if let Some(value) = value {
+            if whole(value).is_none() {
+                return Err(SkimError::invalid_argument(
+                    name,
+                    format!("expected a whole number of rows >= 0, got {value}"),
+                ));
+            }
+        }
+    }
+    if let Some(value) = batch_size {
+        let rows = whole(value).ok_or_else(|| bad_batch_size(value))?;
+        checked_batch_size(Some(to_usize(rows)))?;
+    }
+    Ok(())
+}
+
+/// `value` as a count if it is a whole number from 0 to 2^53 − 1 (what a JS number holds exactly).
+fn whole(value: f64) -> Option<u64> {
+    const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+    (value.is_finite() && value >= 0.0 && value.fract() == 0.0 && value <= MAX_SAFE_INTEGER)
+        .then_some(value as u64)
 }
 
 /// A row group's row count; a negative count (corrupt footer) reads as 0.
@@ -843,4 +898,35 @@ pub(crate) fn rows_of(num_rows: i64) -> u64 {
 /// below 2^32; larger counts saturate (a row group that large cannot be decoded in 4 GiB anyway).
 pub(crate) fn to_usize(n: u64) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(offset: Option<f64>, limit: Option<f64>, batch: Option<f64>) -> String {
+        match check_row_options(offset, limit, batch) {
+            Err(e @ SkimError::InvalidArgument { .. }) => e.to_string(),
+            other => panic!("expected INVALID_ARGUMENT, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn row_options_are_whole_numbers_in_range() {
+        assert!(check_row_options(None, None, None).is_ok());
+        assert!(check_row_options(Some(0.0), Some(9_007_199_254_740_991.0), Some(1.0)).is_ok());
+        assert!(check_row_options(Some(7.0), Some(0.0), Some(16_777_216.0)).is_ok());
+        for bad in [-1.0, 1.5, f64::NAN, f64::INFINITY, 9_007_199_254_740_992.0] {
+            assert!(refused(Some(bad), None, None).starts_with("invalid option 'offset'"));
+            assert!(refused(None, Some(bad), None).starts_with("invalid option 'limit'"));
+        }
+        assert_eq!(
+            refused(None, Some(f64::NAN), None),
+            "invalid option 'limit': expected a whole number of rows >= 0, got NaN"
+        );
+        for bad in [0.0, 16_777_217.0, 1.5, -3.0, f64::NAN] {
+            assert!(refused(None, None, Some(bad))
+                .starts_with("invalid option 'batchSize': expected a whole number of rows from 1 to 16777216, got"));
+        }
+    }
 }

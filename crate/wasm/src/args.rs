@@ -44,3 +44,20 @@ pub(crate) fn position(name: &str, value: f64) -> Result<u64, SkimError> {
         ))
     }
 }
+
+/// An optional JS number: `undefined` is absent; anything but a number is refused.
+pub(crate) fn optional_number(name: &str, value: &JsValue) -> Result<Option<f64>, SkimError> {
+    if value.is_undefined() {
+        return Ok(None);
+    }
+    value.as_f64().map(Some).ok_or_else(|| {
+        let found = value
+            .js_typeof()
+            .as_string()
+            .unwrap_or_else(|| "unknown".into());
+        SkimError::invalid_argument(
+            name,
+            format!("expected a number, got a value of type {found}"),
+        )
+    })
+}

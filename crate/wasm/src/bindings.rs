@@ -18,7 +18,7 @@ use parquet_skim_core::{
 };
 use wasm_bindgen::prelude::*;
 
-use crate::args::{json, parse_json, position};
+use crate::args::{json, optional_number, parse_json, position};
 use crate::js_error::js_result;
 
 /// A file whose metadata is decoded: summary, schema, scan planning.
@@ -219,4 +219,22 @@ pub fn warm_up(decode: bool) -> Result<f64, JsValue> {
 pub fn parse_filter(sql: &str) -> Result<String, JsValue> {
     let expr = js_result(parquet_skim_core::parse_sql(sql))?;
     json(&expr)
+}
+
+/// Checks a scan's `offset`, `limit` and `batchSize` (absent: `undefined`) by the core's rule
+/// (`check_row_options`), before the package serializes them: throws `INVALID_ARGUMENT` naming
+/// the option.
+#[wasm_bindgen(js_name = checkRowOptions)]
+pub fn check_row_options(
+    offset: JsValue,
+    limit: JsValue,
+    batch_size: JsValue,
+) -> Result<(), JsValue> {
+    js_result((|| {
+        parquet_skim_core::check_row_options(
+            optional_number("offset", &offset)?,
+            optional_number("limit", &limit)?,
+            optional_number("batchSize", &batch_size)?,
+        )
+    })())
 }

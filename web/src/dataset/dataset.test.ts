@@ -42,6 +42,23 @@ const idsOf = async (scan: ReturnType<Dataset['scan']>) =>
   [...((await scan.toTable()).getChild('id') ?? [])] as number[];
 
 describe('a dataset of files read as one table', () => {
+  it('refuses bad row options by the core rule, before any file is planned', async () => {
+    for (const [options, option] of [
+      [{ offset: -1 }, 'offset'],
+      [{ limit: Number.NaN }, 'limit'],
+      [{ limit: 2.5, filter: 'id > 1' }, 'limit'],
+      [{ batchSize: 0 }, 'batchSize'],
+    ] as const) {
+      expect(() => dataset.scan(options)).toThrow(
+        expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining(`'${option}'`) }),
+      );
+    }
+    await expect(dataset.aggregate({ aggregates: { n: count() }, batchSize: 1.5 })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringContaining("'batchSize'"),
+    });
+  });
+
   it('has one schema: widened, the union of columns, then the partitions', () => {
     const fields = Object.fromEntries(dataset.schema.fields.map((f) => [f.name, String(f.type)]));
     expect(fields.tinyint_col).toBe('Int32');

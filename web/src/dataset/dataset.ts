@@ -35,14 +35,13 @@ import { batchesFromIpc } from '../arrow.js';
 import { invalidArgument, isAbortError, ParquetSkimError, throwIfAborted, toSkimError } from '../errors.js';
 import {
   type AggregateOptions,
-  checkBatchSize,
-  checkCount,
   countTask,
   emptyScanStats,
   type FilePart,
   newPhaseCosts,
   type ParquetFile,
   progressOf,
+  type RowOptions,
   type ScanOptions,
   syncStats,
 } from '../file.js';
@@ -117,6 +116,8 @@ export interface DatasetContext {
   scheduler: SchedulerContext;
   lifetime: AbortSignal;
   parseFilter(sql: string): FilterAst;
+  /** Throws `INVALID_ARGUMENT` unless the row options are valid (the core's rule). */
+  checkRowOptions(options: RowOptions): void;
 }
 
 /** Options of {@link Dataset.aggregate} (as for a file). */
@@ -343,9 +344,9 @@ export class Dataset {
   /** Reads rows of every file, in file order: an async iterable of `RecordBatch`es (see {@link Scan}). */
   scan(options: ScanOptions = {}): Scan<DatasetScanStats> {
     const startedAt = performance.now();
-    const offset = checkCount('offset', options.offset) ?? 0;
-    const limit = checkCount('limit', options.limit);
-    const batchSize = checkBatchSize(options.batchSize);
+    this.context.checkRowOptions(options);
+    const offset = options.offset ?? 0;
+    const { limit, batchSize } = options;
     const columns = options.columns ?? this.schema.fields.map((f) => f.name);
     const schema = new Schema(columns.map((name) => this.field(name)));
     const filter = this.filterAst(options.filter);
@@ -478,7 +479,8 @@ export class Dataset {
       }
     }
     const filter = this.filterAst(options.filter);
-    const batchSize = checkBatchSize(options.batchSize);
+    this.context.checkRowOptions({ batchSize: options.batchSize });
+    const { batchSize } = options;
     const stats = newStats(this.files);
     const merged: Array<Partial | undefined> = specs.map(() => undefined);
     const add = (i: number, partial: Partial) => {

@@ -21,7 +21,8 @@ import { takeHeld } from '../io/held.js';
 import type { ReadTask } from '../wasm/contract.js';
 import type { Chunk } from '../worker/protocol.js';
 
-const keyOf = (range: ByteRange): string => `${range.start}-${range.end}`;
+/** One key per byte range, for sets and maps of ranges. */
+export const keyOf = (range: ByteRange): string => `${range.start}-${range.end}`;
 
 /** The distinct ranges `task` lists, both phases. */
 function keysOf(task: ReadTask): Set<string> {
