@@ -229,41 +229,10 @@ pub fn write_template(dir: &Path) -> Result<(), String> {
     let footer_start = group_start + COPIES * group_len;
 
     let metadata = copies_of(&single, group_len)?;
-    let mut footer = Vec::new();
-    let mut tracked = TrackedWrite::new(SkipWrite {
-        skip: footer_start,
-        out: &mut footer,
-    });
-    let zeros = vec![0u8; 1 << 20];
-    let mut left = footer_start;
-    while left > 0 {
-        let n = left.min(zeros.len() as u64) as usize;
-        tracked.write_all(&zeros[..n]).map_err(|e| e.to_string())?;
-        left -= n as u64;
-    }
-    ParquetMetaDataWriter::new_with_tracked(tracked, &metadata)
-        .finish()
-        .map_err(|e| format!("writing the footer: {e}"))?;
+    let footer = footer_at(footer_start, &metadata)?;
 
     // The stored bytes: the magic, the row group's non-zero runs, the footer.
-    let mut bin = file[..group_start as usize].to_vec();
-    let mut segments = Vec::new();
-    for (at, len, zero) in runs(&file[group_start as usize..group_end as usize]) {
-        let piece = if zero {
-            Piece::Zeros
-        } else {
-            let stored = Piece::Stored {
-                bin: bin.len() as u64,
-            };
-            bin.extend_from_slice(&file[group_start as usize + at..][..len]);
-            stored
-        };
-        segments.push(Segment {
-            at: at as u64,
-            len: len as u64,
-            piece,
-        });
-    }
+    let (mut bin, segments) = stored_runs(&file, group_start as usize, group_end as usize);
     let footer_bin = bin.len() as u64;
     bin.extend_from_slice(&footer);
     let template = Arc::new(Template {
@@ -279,24 +248,7 @@ pub fn write_template(dir: &Path) -> Result<(), String> {
     verify(&template)?;
 
     std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-    let pages = |column: usize| -> Vec<[i64; 3]> {
-        single
-            .page_index()
-            .and_then(|index| index.offset_index(0, column))
-            .map(|o| {
-                o.page_locations
-                    .iter()
-                    .map(|p| {
-                        [
-                            p.offset - group_start as i64,
-                            i64::from(p.compressed_page_size),
-                            p.first_row_index,
-                        ]
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
+    let pages = |column: usize| pages_of(&single, column, group_start);
     let manifest = json!({
         "format": FORMAT,
         "fileLen": template.file_len,
@@ -317,16 +269,9 @@ pub fn write_template(dir: &Path) -> Result<(), String> {
         "pages": { "k": pages(0), "pad": pages(1) },
     });
     let text = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())?;
-    let write = |name: &str, bytes: &[u8]| {
-        let path = dir.join(name);
-        let partial = path.with_extension("partial");
-        std::fs::write(&partial, bytes)
-            .and_then(|()| std::fs::rename(&partial, &path))
-            .map_err(|e| format!("writing {}: {e}", path.display()))
-    };
-    write("template.bin", &template.bin)?;
+    write_whole(&dir.join("template.bin"), &template.bin)?;
     // The manifest last: its presence means the template is complete.
-    write("template.json", format!("{text}\n").as_bytes())?;
+    write_whole(&dir.join("template.json"), format!("{text}\n").as_bytes())?;
     println!(
         "wrote a template of {} bytes for a {}-byte file ({COPIES} row groups of {group_len} \
          bytes, footer {} bytes) to {}",
@@ -336,6 +281,81 @@ pub fn write_template(dir: &Path) -> Result<(), String> {
         dir.display()
     );
     Ok(())
+}
+
+/// Writes `bytes` to `path` whole or not at all (to a `.partial` file first, then renamed).
+fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let partial = path.with_extension("partial");
+    std::fs::write(&partial, bytes)
+        .and_then(|()| std::fs::rename(&partial, path))
+        .map_err(|e| format!("writing {}: {e}", path.display()))
+}
+
+/// The footer of a file whose footer starts at `footer_start`, as `ParquetMetaDataWriter` writes
+/// it there (its offsets depend on where it starts): the bytes before it are written as zeros and
+/// dropped.
+fn footer_at(footer_start: u64, metadata: &ParquetMetaData) -> Result<Vec<u8>, String> {
+    let mut footer = Vec::new();
+    let mut tracked = TrackedWrite::new(SkipWrite {
+        skip: footer_start,
+        out: &mut footer,
+    });
+    let zeros = vec![0u8; 1 << 20];
+    let mut left = footer_start;
+    while left > 0 {
+        let n = left.min(zeros.len() as u64) as usize;
+        tracked.write_all(&zeros[..n]).map_err(|e| e.to_string())?;
+        left -= n as u64;
+    }
+    ParquetMetaDataWriter::new_with_tracked(tracked, metadata)
+        .finish()
+        .map_err(|e| format!("writing the footer: {e}"))?;
+    Ok(footer)
+}
+
+/// The stored bytes of `file` up to the row group (the magic) and the row group's
+/// `group_start..group_end` as segments: its non-zero runs stored (appended to the bytes), its
+/// zero runs not.
+fn stored_runs(file: &[u8], group_start: usize, group_end: usize) -> (Vec<u8>, Vec<Segment>) {
+    let mut bin = file[..group_start].to_vec();
+    let mut segments = Vec::new();
+    for (at, len, zero) in runs(&file[group_start..group_end]) {
+        let piece = if zero {
+            Piece::Zeros
+        } else {
+            let stored = Piece::Stored {
+                bin: bin.len() as u64,
+            };
+            bin.extend_from_slice(&file[group_start + at..][..len]);
+            stored
+        };
+        segments.push(Segment {
+            at: at as u64,
+            len: len as u64,
+            piece,
+        });
+    }
+    (bin, segments)
+}
+
+/// Data pages of the template's `column`, relative to the row group's start: [at, bytes, first row].
+fn pages_of(single: &ParquetMetaData, column: usize, group_start: u64) -> Vec<[i64; 3]> {
+    single
+        .page_index()
+        .and_then(|index| index.offset_index(0, column))
+        .map(|o| {
+            o.page_locations
+                .iter()
+                .map(|p| {
+                    [
+                        p.offset - group_start as i64,
+                        i64::from(p.compressed_page_size),
+                        p.first_row_index,
+                    ]
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// A real Parquet file of one row group of [`ROWS_PER_GROUP`] rows, in memory.

@@ -176,6 +176,47 @@ fn site_name(site: usize) -> String {
     }
 }
 
+/// An event's URL, title, referer and search phrase on `site` (drawn from `rng` in this order).
+fn texts(rng: &mut Rng, popularity: &Zipf, site: usize) -> [String; 4] {
+    let (a, b) = (rng.word(), rng.word());
+    let section = SECTIONS[rng.below(SECTIONS.len())];
+    let host = domain(site);
+    let mut u = format!(
+        "https://{host}/{section}/{a}-{b}-{}.html",
+        rng.below(1_000_000)
+    );
+    let searched = rng.chance(150);
+    let q = format!("{a} {b}");
+    if rng.chance(300) {
+        u.push_str(&format!("?page={}&sort={}", rng.below(50), rng.word()));
+    }
+    let tag = match rng.below(1000) {
+        0..=14 => "utm_source=google&utm_medium=cpc",
+        15..=59 => "utm_source=yandex&utm_medium=cpc",
+        60..=79 => "utm_source=vk",
+        _ => "",
+    };
+    if !tag.is_empty() {
+        u.push(if u.contains('?') { '&' } else { '?' });
+        u.push_str(tag);
+    }
+    let title = format!(
+        "{} {} — {} — {}",
+        a[..1].to_uppercase() + &a[1..],
+        b,
+        section.replace('/', " "),
+        site_name(site)
+    );
+    let referer = match rng.below(100) {
+        0..=44 => String::new(),
+        45..=59 => format!("https://www.google.ru/search?q={a}+{b}"),
+        60..=79 => format!("https://yandex.ru/search/?text={a}%20{b}"),
+        _ => format!("https://{}/{}", domain(popularity.sample(rng)), rng.word()),
+    };
+    let phrase = if searched { q } else { String::new() };
+    [u, title, referer, phrase]
+}
+
 /// `rows` events, in batches of `batch_rows`, sorted by site then time.
 pub fn batches(rows: usize, batch_rows: usize) -> impl Iterator<Item = RecordBatch> {
     // Rows per site: Zipfian popularity, then laid out site by site.
@@ -226,47 +267,11 @@ pub fn batches(rows: usize, batch_rows: usize) -> impl Iterator<Item = RecordBat
             } else {
                 [1366, 1920, 1280, 1536][rng.below(4)]
             });
-            let (a, b) = (rng.word(), rng.word());
-            let section = SECTIONS[rng.below(SECTIONS.len())];
-            let host = domain(site);
-            let mut u = format!(
-                "https://{host}/{section}/{a}-{b}-{}.html",
-                rng.below(1_000_000)
-            );
-            let searched = rng.chance(150);
-            let q = format!("{a} {b}");
-            if rng.chance(300) {
-                u.push_str(&format!("?page={}&sort={}", rng.below(50), rng.word()));
-            }
-            let tag = match rng.below(1000) {
-                0..=14 => "utm_source=google&utm_medium=cpc",
-                15..=59 => "utm_source=yandex&utm_medium=cpc",
-                60..=79 => "utm_source=vk",
-                _ => "",
-            };
-            if !tag.is_empty() {
-                u.push(if u.contains('?') { '&' } else { '?' });
-                u.push_str(tag);
-            }
+            let [u, t, r, p] = texts(&mut rng, &popularity, site);
             url.push(u);
-            title.push(format!(
-                "{} {} — {} — {}",
-                a[..1].to_uppercase() + &a[1..],
-                b,
-                section.replace('/', " "),
-                site_name(site)
-            ));
-            referer.push(match rng.below(100) {
-                0..=44 => String::new(),
-                45..=59 => format!("https://www.google.ru/search?q={a}+{b}"),
-                60..=79 => format!("https://yandex.ru/search/?text={a}%20{b}"),
-                _ => format!(
-                    "https://{}/{}",
-                    domain(popularity.sample(&mut rng)),
-                    rng.word()
-                ),
-            });
-            phrase.push(if searched { q } else { String::new() });
+            title.push(t);
+            referer.push(r);
+            phrase.push(p);
         }
         row += n;
         let columns: Vec<ArrayRef> = vec![

@@ -23,6 +23,7 @@
  */
 import { abortReason, ParquetSkimError, toSkimError } from '../errors.js';
 import { mayBeEngineFault, rechecks } from '../recheck.js';
+import type { ByteRange } from '../wasm/contract.js';
 import { type HostRequest, type HostResponse, ownedChunks, transferablesOf } from '../worker/protocol.js';
 import { startWorker } from '../worker-script.js';
 import { CacheKeys } from './cache-keys.js';
@@ -375,76 +376,84 @@ export class WorkerPool implements Executor {
     const job = slot.jobs.find((j) => j.taskId === message.taskId) ?? null;
     if (job !== null) job.posted = false;
     switch (message.kind) {
-      case 'needs': {
-        if (job === null) return;
-        // The worker is free to decode another task while these bytes travel.
-        this.pump();
-        job.task.fetchMore(message.ranges).then(
-          (read) => {
-            if (job.slot !== slot || !this.slots.includes(slot)) return;
-            job.posted = true;
-            const chunks = ownedChunks(read);
-            this.post(slot, { kind: 'pushChunks', taskId: job.taskId, chunks }, transferablesOf(chunks));
-          },
-          (error: unknown) => {
-            if (job.slot !== slot || !this.slots.includes(slot)) return;
-            // The worker holds the half-run task's decoder and bytes: drop them.
-            this.detach(job);
-            this.post(slot, { kind: 'dropTask', taskId: job.taskId });
-            this.settle(job, { error });
-            this.pump();
-          },
-        );
+      case 'needs':
+        if (job !== null) this.onNeeds(slot, job, message.ranges);
         return;
-      }
-      case 'done': {
-        if (job === null) return;
-        const cacheDelta = slot.cache.update(message.cache);
+      case 'done':
+        if (job !== null) this.onDone(slot, job, message);
+        return;
+      case 'failed':
+        this.onFailed(slot, job, message);
+        return;
+    }
+  }
+
+  /** A task asks for more bytes (its output columns' pages): read them and push them to it. */
+  private onNeeds(slot: Slot, job: Job, ranges: ByteRange[]): void {
+    // The worker is free to decode another task while these bytes travel.
+    this.pump();
+    job.task.fetchMore(ranges).then(
+      (read) => {
+        if (job.slot !== slot || !this.slots.includes(slot)) return;
+        job.posted = true;
+        const chunks = ownedChunks(read);
+        this.post(slot, { kind: 'pushChunks', taskId: job.taskId, chunks }, transferablesOf(chunks));
+      },
+      (error: unknown) => {
+        if (job.slot !== slot || !this.slots.includes(slot)) return;
+        // The worker holds the half-run task's decoder and bytes: drop them.
         this.detach(job);
-        if (job.rechecking) rechecks.passed += 1;
-        this.settle(job, {
-          result: {
-            ipc: message.ipc,
-            rows: message.rows,
-            batches: message.batches,
-            decodeMs: message.decodeMs,
-            queueMs: Math.max(0, message.startedAt - job.queuedAt),
-            rowsFromCache: message.rowsFromCache,
-            wasmMemoryBytes: message.wasmMemoryBytes,
-            ...(message.cache !== undefined ? { cache: message.cache } : {}),
-            ...(cacheDelta !== undefined ? { cacheDelta } : {}),
-            ...(message.partials !== undefined ? { partials: message.partials } : {}),
-          },
-        });
+        this.post(slot, { kind: 'dropTask', taskId: job.taskId });
+        this.settle(job, { error });
         this.pump();
-        return;
-      }
-      case 'failed': {
-        if (message.taskId === null) {
-          // Not about a task: the worker could not instantiate the core, so it is useless.
-          this.onCrash(slot, message.error.message);
-          return;
-        }
-        if (job !== null) {
-          this.detach(job);
-          const error = toSkimError(message.error);
-          if (this.mayRecheck(job, error)) {
-            // A file read as invalid may be the engine's fault (recheck.ts): once more, on the
-            // first worker free; its bytes are asked for again (they were transferred). This
-            // worker may have failed the file's footer or the scan's binding, and keeps that
-            // failure: it is shown both again, so it tries them again.
-            job.rechecking = true;
-            rechecks.ran += 1;
-            slot.held.dropFile(job.task.file.fileId);
-            this.queue.unshift(job);
-          } else {
-            this.settle(job, { error });
-          }
-        }
-        this.pump();
-        return;
+      },
+    );
+  }
+
+  private onDone(slot: Slot, job: Job, message: Extract<HostResponse, { kind: 'done' }>): void {
+    const cacheDelta = slot.cache.update(message.cache);
+    this.detach(job);
+    if (job.rechecking) rechecks.passed += 1;
+    this.settle(job, {
+      result: {
+        ipc: message.ipc,
+        rows: message.rows,
+        batches: message.batches,
+        decodeMs: message.decodeMs,
+        queueMs: Math.max(0, message.startedAt - job.queuedAt),
+        rowsFromCache: message.rowsFromCache,
+        wasmMemoryBytes: message.wasmMemoryBytes,
+        ...(message.cache !== undefined ? { cache: message.cache } : {}),
+        ...(cacheDelta !== undefined ? { cacheDelta } : {}),
+        ...(message.partials !== undefined ? { partials: message.partials } : {}),
+      },
+    });
+    this.pump();
+  }
+
+  private onFailed(slot: Slot, job: Job | null, message: Extract<HostResponse, { kind: 'failed' }>): void {
+    if (message.taskId === null) {
+      // Not about a task: the worker could not instantiate the core, so it is useless.
+      this.onCrash(slot, message.error.message);
+      return;
+    }
+    if (job !== null) {
+      this.detach(job);
+      const error = toSkimError(message.error);
+      if (this.mayRecheck(job, error)) {
+        // A file read as invalid may be the engine's fault (recheck.ts): once more, on the
+        // first worker free; its bytes are asked for again (they were transferred). This
+        // worker may have failed the file's footer or the scan's binding, and keeps that
+        // failure: it is shown both again, so it tries them again.
+        job.rechecking = true;
+        rechecks.ran += 1;
+        slot.held.dropFile(job.task.file.fileId);
+        this.queue.unshift(job);
+      } else {
+        this.settle(job, { error });
       }
     }
+    this.pump();
   }
 
   /** Whether `job`'s failure gets a second look: once per task, and not after a crash's retry. */
