@@ -8,7 +8,7 @@
 import type { RecordBatch, Schema } from 'apache-arrow';
 import { type AggregateAst, type AggregateValue, finish, mergePartials, type Partial } from './aggregate.js';
 import { ARROW_READS_VIEWS, batchesFromIpc, schemaFromIpc } from './arrow.js';
-import { invalidArgument, ParquetSkimError, throwIfAborted, toSkimError } from './errors.js';
+import { ParquetSkimError, throwIfAborted, toSkimError } from './errors.js';
 import { type FilterAst, FilterExpr } from './filter.js';
 import type { ByteRange } from './io/coalesce.js';
 import type { IoQueue } from './io/io-queue.js';
@@ -19,7 +19,7 @@ import { type RowGroupFate, Scan, type ScanStats } from './scan.js';
 import type { Executor, FileFooter, TaskResult } from './scheduler/executor.js';
 import { type PhaseCosts, type ReadPlan, runPlan, type ScanPart, scanRef } from './scheduler/scheduler.js';
 import { keyOf } from './scheduler/shared-reads.js';
-import type { TaskSpec } from './wasm/contract.js';
+import type { DecodeLimits, ScanRequest, TaskSpec } from './wasm/contract.js';
 import type { ParquetFileHandle } from './wasm/parquet_skim_wasm.js';
 import type { Chunk } from './worker/protocol.js';
 
@@ -45,8 +45,11 @@ export interface ScanOptions {
   onProgress?: (progress: ScanProgress) => void;
 }
 
-/** A scan's row options, checked by the core before anything is planned (`FileContext.checkRowOptions`). */
-export type RowOptions = Pick<ScanOptions, 'offset' | 'limit' | 'batchSize'>;
+/**
+ * The options of a scan the core checks before anything is planned (`FileContext.checkScanOptions`):
+ * rows and, for an aggregate, how many aggregates it asks for.
+ */
+export type CheckedOptions = Pick<ScanOptions, 'offset' | 'limit' | 'batchSize'> & { aggregates?: number };
 
 /** What {@link ScanOptions.onProgress} receives. */
 export interface ScanProgress {
@@ -91,7 +94,7 @@ export interface FileContext {
   /** SQL `WHERE` text → AST (the core's parser). */
   parseFilter(sql: string): FilterAst;
   /** Throws `INVALID_ARGUMENT` unless the row options are valid (the core's rule). */
-  checkRowOptions(options: RowOptions): void;
+  checkScanOptions(options: CheckedOptions): void;
 }
 
 /** A Parquet file opened by a {@link Reader}. */
@@ -117,7 +120,7 @@ export class ParquetFile {
     /** The identity of the file's bytes (keys the workers' cross-scan caches). */
     private readonly fileKey: string,
     /** Decoding limits of every scan of this file (`maxPageBytes`, …), as the core takes them. */
-    private readonly limits: Record<string, unknown> = {},
+    private readonly limits: DecodeLimits = {},
     /** `performance.now()` when `reader.open()` was called. */
     openedAt = performance.now(),
   ) {
@@ -202,8 +205,8 @@ export class ParquetFile {
    * fewer tasks than workers can share (one big row group, say), row groups are split at page
    * boundaries into about two tasks per worker.
    */
-  private plan(requested: Record<string, unknown>, startedAt = performance.now()): Planned {
-    let fields = requested;
+  private plan(requested: ScanRequest, startedAt = performance.now()): Planned {
+    let fields: ScanRequest = requested;
     this.context.assertOpen();
     if (this.closed) throw new ParquetSkimError('DISPOSED', 'the file was closed; open it again');
     try {
@@ -313,7 +316,7 @@ export class ParquetFile {
    * `prepare` readies the part the dataset's scheduler runs, as a scan of this file alone would.
    * `schemaIpc` is the Arrow schema of the part's batches.
    */
-  planPart(fields: Record<string, unknown>, startedAt: number): FilePart {
+  planPart(fields: ScanRequest, startedAt: number): FilePart {
     const planned = this.plan(fields, startedAt);
     return {
       planned,
@@ -367,7 +370,7 @@ export class ParquetFile {
   /** Reads rows: an async iterable of `RecordBatch`es in file order (see {@link Scan}). */
   scan(options: ScanOptions = {}): Scan {
     const startedAt = performance.now();
-    this.context.checkRowOptions(options);
+    this.context.checkScanOptions({ offset: options.offset, limit: options.limit, batchSize: options.batchSize });
     const fields = {
       columns: options.columns,
       offset: options.offset,
@@ -432,9 +435,8 @@ export class ParquetFile {
   async aggregate<K extends string>(options: AggregateOptions<K>): Promise<AggregateResult<K>> {
     const names = Object.keys(options.aggregates) as K[];
     const specs = names.map((name) => options.aggregates[name]);
-    if (specs.length === 0) throw invalidArgument('aggregates', 'at least one aggregate', 'none');
     const startedAt = performance.now();
-    this.context.checkRowOptions({ batchSize: options.batchSize });
+    this.context.checkScanOptions({ batchSize: options.batchSize, aggregates: specs.length });
     const planned = this.plan(
       {
         filter: this.filterAst(options.filter),

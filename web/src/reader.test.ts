@@ -143,6 +143,10 @@ describe('reading in Node (inline execution)', () => {
     expect(() => file.scan({ limit: '5' as unknown as number })).toThrow(
       "invalid option 'limit': expected a number, got a value of type string",
     );
+    await expect(file.aggregate({ aggregates: {} })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: "invalid option 'aggregates': expected at least one aggregate, got none",
+    });
     expect(() => file.scan({ limit: Number.NaN })).toThrow(
       "invalid option 'limit': expected a whole number of rows >= 0, got NaN",
     );

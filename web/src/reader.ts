@@ -14,7 +14,7 @@ import type { Dataset, DatasetContext, DatasetOptions } from './dataset/dataset.
 import { openDataset } from './dataset/open.js';
 import type { DatasetSources } from './dataset/sources.js';
 import { invalidArgument, ParquetSkimError, toSkimError } from './errors.js';
-import { ParquetFile, type RowOptions } from './file.js';
+import { type CheckedOptions, ParquetFile } from './file.js';
 import type { FilterAst } from './filter.js';
 import type { HttpOptions } from './io/http.js';
 import { IoQueue } from './io/io-queue.js';
@@ -24,7 +24,12 @@ import type { Executor } from './scheduler/executor.js';
 import { DEFAULT_INLINE_SCAN_BYTES, DEFAULT_INLINE_TASK_BYTES, HybridExecutor } from './scheduler/hybrid.js';
 import { InlineExecutor } from './scheduler/inline.js';
 import { WorkerPool } from './scheduler/pool.js';
-import type { ByteRange, DecodeLimits } from './wasm/contract.js';
+import {
+  type ByteRange,
+  type OpenOptions as CoreOpenOptions,
+  DEFAULT_PAGE_WALK_MIN_BYTES,
+  type DecodeLimits,
+} from './wasm/contract.js';
 import type { MetadataLoader, ParquetFileHandle } from './wasm/parquet_skim_wasm.js';
 import { checkWasmSimd, compileWasm, EVALUATED_AT, instantiateWasm, type Wasm } from './wasm-loader.js';
 
@@ -242,9 +247,9 @@ export const DEFAULT_PREFETCH_OUTPUT_BYTES = 1024 * 1024;
  * Default bytes of column chunks (in one row group, without an offset index) worth a round trip
  * to walk their page headers: pyarrow's 1M-row groups of lineitem hold 35 MB (first rows then
  * read 3.5 MB); DuckDB's 123k-row groups hold 4.5 MB in one page per chunk, where walking would
- * cost a round trip and save nothing.
+ * cost a round trip and save nothing. Declared by the core (generated into the contract).
  */
-export const DEFAULT_PAGE_WALK_MIN_BYTES = 4 * 1024 * 1024;
+export { DEFAULT_PAGE_WALK_MIN_BYTES };
 
 /** Default bytes read from the end of a file at open. */
 export const DEFAULT_FOOTER_READ_BYTES = 512 * 1024;
@@ -341,7 +346,7 @@ export class Reader {
           assertOpen: () => this.assertOpen(),
           lifetime: this.lifetime.signal,
           parseFilter: (sql) => this.parseFilter(sql),
-          checkRowOptions: (options) => this.checkRowOptions(options),
+          checkScanOptions: (options) => this.checkScanOptions(options),
         },
         reads,
         handle,
@@ -373,7 +378,7 @@ export class Reader {
       },
       lifetime: this.lifetime.signal,
       parseFilter: (sql) => this.parseFilter(sql),
-      checkRowOptions: (options) => this.checkRowOptions(options),
+      checkScanOptions: (options) => this.checkScanOptions(options),
     };
     return openDataset(context, (source, fileOptions) => this.open(source, fileOptions), sources, options);
   }
@@ -396,11 +401,11 @@ export class Reader {
     }
   }
 
-  /** Checks a scan's row options with the core (an open file or dataset implies the core is loaded). */
-  private checkRowOptions({ offset, limit, batchSize }: RowOptions): void {
+  /** Checks a scan's options with the core (an open file or dataset implies the core is loaded). */
+  private checkScanOptions({ offset, limit, batchSize, aggregates }: CheckedOptions): void {
     if (this.core === undefined) throw new ParquetSkimError('INTERNAL', 'a scan ran before the core loaded');
     try {
-      this.core.checkRowOptions(offset, limit, batchSize);
+      this.core.checkScanOptions(offset, limit, batchSize, aggregates);
     } catch (error) {
       throw toSkimError(error);
     }
@@ -448,10 +453,10 @@ export async function loadMetadata(
   source: Source,
   tail: { start: number; data: Uint8Array },
   maxMetadataBytes: number | undefined,
-  limits: Partial<DecodeLimits>,
+  limits: DecodeLimits,
 ): Promise<ParquetFileHandle> {
   // Checked by the core (a bad one fails the open), then used by every scan of the file.
-  const options = {
+  const options: CoreOpenOptions = {
     ...(maxMetadataBytes === undefined ? {} : { maxMetadataBytes }),
     ...(ARROW_READS_VIEWS ? {} : { viewTypes: false }),
     ...(Object.keys(limits).length > 0 ? { limits } : {}),
@@ -534,12 +539,13 @@ function fileKeyOf(source: ParquetSource, version: string | undefined, size: num
  * The decoding limits of an open, as the core takes them (`DecodeLimits`): passed through, not
  * checked here — the core checks them (`OpenOptions::checked`, at open) in one place.
  */
-function decodingLimits(options: OpenOptions): Partial<DecodeLimits> {
-  const limits: Record<string, unknown> = {};
-  for (const name of ['maxPageBytes', 'maxChunkBytes', 'maxBatchBytes', 'verifyChecksums'] as const) {
+function decodingLimits(options: OpenOptions): DecodeLimits {
+  const limits: DecodeLimits = {};
+  for (const name of ['maxPageBytes', 'maxChunkBytes', 'maxBatchBytes'] as const) {
     if (options[name] !== undefined) limits[name] = options[name];
   }
-  return limits as Partial<DecodeLimits>;
+  if (options.verifyChecksums !== undefined) limits.verifyChecksums = options.verifyChecksums;
+  return limits;
 }
 
 /** The request options of an open, checked, with their defaults. */

@@ -17,8 +17,8 @@ use parquet_skim_core::summary::{
     ColumnChunkSummary, KeyValue, LeafColumn, RowGroupSummary, StatisticsSummary,
 };
 use parquet_skim_core::{
-    DecodeLimits, ErrorCode, Expr, FileSummary, PlanStats, ReadPlan, ScanRequest, ScanSpec,
-    TaskSpec, TaskStep,
+    DecodeLimits, ErrorCode, Expr, FileSummary, OpenOptions, PlanStats, ReadPlan, ScanRequest,
+    ScanSpec, TaskSpec, TaskStep,
 };
 use ts_rs::TS;
 
@@ -44,6 +44,12 @@ fn main() {
         "/** Every error code, in declaration order (see `ErrorCode`). */\nexport const ERROR_CODES = [\n{}] as const;\n\n",
         codes.concat()
     ));
+    // Defaults the package shows its users, declared once (in Rust).
+    out.push_str(&format!(
+        "/** Default of the reader's `pageWalkMinBytes` (see `page_layout::DEFAULT_PAGE_WALK_MIN_BYTES`). */\n\
+         export const DEFAULT_PAGE_WALK_MIN_BYTES = {};\n\n",
+        parquet_skim_core::page_layout::DEFAULT_PAGE_WALK_MIN_BYTES
+    ));
     let decls = [
         declare::<ErrorCode>(),
         declare::<serde_json::Value>(),
@@ -54,6 +60,7 @@ fn main() {
         declare::<ArithOp>(),
         declare::<Partial>(),
         declare::<DecodeLimits>(),
+        declare::<OpenOptions>(),
         declare::<ScanRequest>(),
         declare::<ScanSpec>(),
         declare::<TaskSpec>(),

@@ -52,8 +52,8 @@ pub use filter::{parse_sql, Expr};
 pub use limits::{DecodeLimits, OpenOptions};
 pub use metadata::{LoadStep, MetadataLoader, ParquetFile};
 pub use plan::{
-    bloom_ranges_for, check_row_options, plan_scan, plan_scan_with, ByteRange, PlanStats, ReadPlan,
-    ReadTask, ScanRequest, TaskSpec,
+    bloom_ranges_for, check_scan_options, plan_scan, plan_scan_with, ByteRange, PlanStats,
+    ReadPlan, ReadTask, ScanRequest, TaskSpec,
 };
 pub use scan::{BoundScan, ScanSpec};
 pub use summary::FileSummary;

@@ -39,22 +39,26 @@ pub const DEFAULT_MAX_PAGE_BYTES: u64 = 256 << 20;
 /// Largest decoded batch a task produces by default.
 pub const DEFAULT_MAX_BATCH_BYTES: u64 = 512 << 20;
 
-/// Options of opening a file (decoding its metadata).
+/// Options of opening a file (decoding its metadata). Every field may be left out.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct OpenOptions {
     /// Largest footer, and largest page index, to read (default
     /// [`DEFAULT_MAX_METADATA_BYTES`]).
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     #[serde(default = "default_max_metadata_bytes")]
     pub max_metadata_bytes: u64,
     /// Columns the file's Arrow schema types as string or binary *views* (`Utf8View`,
     /// `BinaryView`: tpchgen-cli, DataFusion, pyarrow's `string_view`) are read as views (true,
     /// the default), or as plain `Utf8`/`Binary`, with the same values, for Arrow readers that
     /// have no view types (apache-arrow JS before 21.2).
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     #[serde(default = "default_true")]
     pub view_types: bool,
     /// The decoding limits the caller will give every scan of the file: checked at open, so a bad
     /// one fails the open, not the first scan (each scan request carries them again).
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     #[serde(default)]
     pub limits: DecodeLimits,
 }
@@ -89,20 +93,24 @@ impl Default for OpenOptions {
 pub const DEFAULT_MAX_CHUNK_BYTES: u64 = 1 << 30;
 
 /// The decoding limits of a scan: one struct, one default each (a field left out of the JSON
-/// takes its default here, and nowhere else).
+/// takes its default here, and nowhere else; in TypeScript every field is optional).
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct DecodeLimits {
     /// Largest uncompressed column chunk to decode (default [`DEFAULT_MAX_CHUNK_BYTES`]).
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub max_chunk_bytes: u64,
     /// Largest page (compressed or uncompressed, as its header declares) to decode (default
     /// [`DEFAULT_MAX_PAGE_BYTES`]).
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub max_page_bytes: u64,
     /// Largest decoded batch: batches are made smaller to fit, and a task whose batch still
     /// exceeds it is refused (default [`DEFAULT_MAX_BATCH_BYTES`]).
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub max_batch_bytes: u64,
     /// Check the CRC-32 of pages that carry one (`INVALID_FILE` on a mismatch; default true).
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub verify_checksums: bool,
 }
 

@@ -39,8 +39,8 @@ use crate::scan::{BoundScan, ScanSpec};
 /// Rows per decoded batch when the caller does not say.
 pub const DEFAULT_BATCH_SIZE: usize = 8192;
 
-/// What a caller asks of a scan.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+/// What a caller asks of a scan. Every field may be left out (in TypeScript: optional).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields))]
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ScanRequest {
@@ -56,6 +56,7 @@ pub struct ScanRequest {
     pub filter: Option<Expr>,
     /// Decoding limits (each field defaults on its own; see [`limits`](crate::limits)).
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub limits: DecodeLimits,
     /// Split row groups into tasks of about this many rows, at page boundaries, so that a file
     /// with few, large row groups still keeps every worker busy. Default: one task per row group.
@@ -576,12 +577,7 @@ fn aggregate_columns(request: &ScanRequest, aggregates: &[AggregateSpec]) -> Res
             "offset and limit do not apply to an aggregate; filter instead",
         ));
     }
-    if aggregates.is_empty() {
-        return Err(SkimError::invalid_argument(
-            "aggregates",
-            "expected at least one aggregate",
-        ));
-    }
+    check_aggregate_count(aggregates.len())?;
     let mut columns = Vec::new();
     for spec in aggregates {
         if let Some(expr) = &spec.expr {
@@ -854,16 +850,17 @@ fn bad_batch_size(got: impl std::fmt::Display) -> SkimError {
     )
 }
 
-/// Checks a scan's row options as a caller without integers (JavaScript) holds them, before
+/// Checks the options of a scan as a caller without integers (JavaScript) holds them, before
 /// anything is planned or serialized (JSON would turn `NaN` into `null`, an absent option):
-/// `offset` and `limit` whole numbers from 0 to 2^53 − 1, `batchSize` one from 1 to 2^24. The one
-/// rule for these options: [`plan_scan_with`] applies the same bounds to the [`ScanRequest`] it
-/// gets, and a dataset, which places offset and limit across its files before planning any of
-/// them, calls this first.
-pub fn check_row_options(
+/// `offset` and `limit` whole numbers from 0 to 2^53 − 1, `batchSize` one from 1 to 2^24, and —
+/// for an aggregate — at least one aggregate. The one rule for these options: [`plan_scan_with`]
+/// applies the same to the [`ScanRequest`] it gets, and a dataset, which places offset and limit
+/// across its files before planning any of them (and may plan none), calls this first.
+pub fn check_scan_options(
     offset: Option<f64>,
     limit: Option<f64>,
     batch_size: Option<f64>,
+    aggregates: Option<usize>,
 ) -> Result<()> {
     for (name, value) in [("offset", offset), ("limit", limit)] {
         if let Some(value) = value {
@@ -878,6 +875,16 @@ pub fn check_row_options(
     if let Some(value) = batch_size {
         let rows = whole(value).ok_or_else(|| bad_batch_size(value))?;
         checked_batch_size(Some(to_usize(rows)))?;
+    }
+    aggregates.map_or(Ok(()), check_aggregate_count)
+}
+
+fn check_aggregate_count(count: usize) -> Result<()> {
+    if count == 0 {
+        return Err(SkimError::invalid_argument(
+            "aggregates",
+            "expected at least one aggregate, got none",
+        ));
     }
     Ok(())
 }
@@ -905,17 +912,24 @@ mod tests {
     use super::*;
 
     fn refused(offset: Option<f64>, limit: Option<f64>, batch: Option<f64>) -> String {
-        match check_row_options(offset, limit, batch) {
+        match check_scan_options(offset, limit, batch, None) {
             Err(e @ SkimError::InvalidArgument { .. }) => e.to_string(),
             other => panic!("expected INVALID_ARGUMENT, got {other:?}"),
         }
     }
 
     #[test]
-    fn row_options_are_whole_numbers_in_range() {
-        assert!(check_row_options(None, None, None).is_ok());
-        assert!(check_row_options(Some(0.0), Some(9_007_199_254_740_991.0), Some(1.0)).is_ok());
-        assert!(check_row_options(Some(7.0), Some(0.0), Some(16_777_216.0)).is_ok());
+    fn scan_options_are_checked_by_one_rule() {
+        assert!(check_scan_options(None, None, None, None).is_ok());
+        assert!(
+            check_scan_options(Some(0.0), Some(9_007_199_254_740_991.0), Some(1.0), Some(1))
+                .is_ok()
+        );
+        assert!(check_scan_options(Some(7.0), Some(0.0), Some(16_777_216.0), None).is_ok());
+        assert!(matches!(
+            check_scan_options(None, None, None, Some(0)),
+            Err(SkimError::InvalidArgument { name, .. }) if name == "aggregates"
+        ));
         for bad in [-1.0, 1.5, f64::NAN, f64::INFINITY, 9_007_199_254_740_992.0] {
             assert!(refused(Some(bad), None, None).starts_with("invalid option 'offset'"));
             assert!(refused(None, Some(bad), None).starts_with("invalid option 'limit'"));

@@ -221,20 +221,22 @@ pub fn parse_filter(sql: &str) -> Result<String, JsValue> {
     json(&expr)
 }
 
-/// Checks a scan's `offset`, `limit` and `batchSize` (absent: `undefined`) by the core's rule
-/// (`check_row_options`), before the package serializes them: throws `INVALID_ARGUMENT` naming
-/// the option.
-#[wasm_bindgen(js_name = checkRowOptions)]
-pub fn check_row_options(
+/// Checks a scan's `offset`, `limit`, `batchSize` (absent: `undefined`) and, for an aggregate,
+/// how many aggregates it asks for, by the core's rule (`check_scan_options`), before the
+/// package serializes them: throws `INVALID_ARGUMENT` naming the option.
+#[wasm_bindgen(js_name = checkScanOptions)]
+pub fn check_scan_options(
     offset: JsValue,
     limit: JsValue,
     batch_size: JsValue,
+    aggregates: Option<u32>,
 ) -> Result<(), JsValue> {
     js_result((|| {
-        parquet_skim_core::check_row_options(
+        parquet_skim_core::check_scan_options(
             optional_number("offset", &offset)?,
             optional_number("limit", &limit)?,
             optional_number("batchSize", &batch_size)?,
+            aggregates.map(|n| n as usize),
         )
     })())
 }

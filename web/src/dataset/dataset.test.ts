@@ -53,6 +53,10 @@ describe('a dataset of files read as one table', () => {
         expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining(`'${option}'`) }),
       );
     }
+    await expect(dataset.aggregate({ aggregates: {} })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringContaining("'aggregates'"),
+    });
     await expect(dataset.aggregate({ aggregates: { n: count() }, batchSize: 1.5 })).rejects.toMatchObject({
       code: 'INVALID_ARGUMENT',
       message: expect.stringContaining("'batchSize'"),

@@ -32,16 +32,16 @@ import {
   type ValueAst,
 } from '../aggregate.js';
 import { batchesFromIpc } from '../arrow.js';
-import { invalidArgument, isAbortError, ParquetSkimError, throwIfAborted, toSkimError } from '../errors.js';
+import { isAbortError, ParquetSkimError, throwIfAborted, toSkimError } from '../errors.js';
 import {
   type AggregateOptions,
+  type CheckedOptions,
   countTask,
   emptyScanStats,
   type FilePart,
   newPhaseCosts,
   type ParquetFile,
   progressOf,
-  type RowOptions,
   type ScanOptions,
   syncStats,
 } from '../file.js';
@@ -117,7 +117,7 @@ export interface DatasetContext {
   lifetime: AbortSignal;
   parseFilter(sql: string): FilterAst;
   /** Throws `INVALID_ARGUMENT` unless the row options are valid (the core's rule). */
-  checkRowOptions(options: RowOptions): void;
+  checkScanOptions(options: CheckedOptions): void;
 }
 
 /** Options of {@link Dataset.aggregate} (as for a file). */
@@ -344,7 +344,7 @@ export class Dataset {
   /** Reads rows of every file, in file order: an async iterable of `RecordBatch`es (see {@link Scan}). */
   scan(options: ScanOptions = {}): Scan<DatasetScanStats> {
     const startedAt = performance.now();
-    this.context.checkRowOptions(options);
+    this.context.checkScanOptions({ offset: options.offset, limit: options.limit, batchSize: options.batchSize });
     const offset = options.offset ?? 0;
     const { limit, batchSize } = options;
     const columns = options.columns ?? this.schema.fields.map((f) => f.name);
@@ -466,7 +466,7 @@ export class Dataset {
     const startedAt = performance.now();
     const names = Object.keys(options.aggregates) as K[];
     const specs = names.map((name) => options.aggregates[name]);
-    if (specs.length === 0) throw invalidArgument('aggregates', 'at least one aggregate', 'none');
+    this.context.checkScanOptions({ batchSize: options.batchSize, aggregates: specs.length });
     for (const spec of specs) {
       for (const name of valueColumns(spec.expr)) {
         this.field(name);
@@ -479,7 +479,6 @@ export class Dataset {
       }
     }
     const filter = this.filterAst(options.filter);
-    this.context.checkRowOptions({ batchSize: options.batchSize });
     const { batchSize } = options;
     const stats = newStats(this.files);
     const merged: Array<Partial | undefined> = specs.map(() => undefined);
@@ -517,7 +516,7 @@ export class Dataset {
           {
             filter: folded.kind === 'filter' ? folded.ast : undefined,
             batchSize,
-            aggregates: present.map((i) => specs[i]),
+            aggregates: present.flatMap((i) => specs[i] ?? []),
           },
           startedAt,
         );
