@@ -86,7 +86,7 @@ export interface FileContext {
   prefetchOutputBytes: number;
   /** Column chunks without an offset index worth walking (see `ReaderOptions.pageWalkMinBytes`). */
   pageWalkMinBytes: number;
-  /** Predicate-cache bytes for all concurrently running tasks together. */
+  /** The reader's one cache budget (`ReaderOptions.cacheBytes`): split among the tasks alive for arrow-rs's predicate cache, and among the workers for their cross-scan caches. */
   cacheBytes: number;
   assertOpen(): void;
   /** Aborted (reason: a `DISPOSED` error) when the reader is disposed: every scan stops at once. */

@@ -7,6 +7,7 @@
  */
 import { type RecordBatch, type Schema, Table } from 'apache-arrow';
 import { ParquetSkimError } from './errors.js';
+import type { PrunedBy } from './wasm/contract.js';
 import type { CacheCounters } from './worker/protocol.js';
 
 /** Counters of one scan, updated while it runs. */
@@ -103,7 +104,7 @@ export interface ScanTimeline {
  * (its filter columns fetched and decoded); `cached` (its filter columns came from a worker's
  * cache); or `unread` (not needed: past a limit, say).
  */
-export type RowGroupFate = 'stats' | 'bloom' | 'pageIndex' | 'read' | 'cached' | 'unread';
+export type RowGroupFate = PrunedBy | 'read' | 'cached' | 'unread';
 
 /**
  * The cross-scan cache during one scan. Each worker keeps the filter columns its tasks decoded

@@ -16,7 +16,7 @@
 //! - `row_group_index`: a file's page index with one row group's offset indexes replaced
 //! - `thrift`: a bounds-checked reader of the few thrift fields `pages` and `metadata` check
 //! - [`limits`]: memory limits on hostile files (metadata, page, chunk and batch bytes)
-//! - [`bytes_cache`]: pushed bytes → the exact ranges the decoder asks for
+//! - [`pushed_bytes`]: pushed bytes → the exact ranges the decoder asks for
 //! - [`column_cache`]: decoded filter columns kept across scans (one LRU per worker)
 //! - [`aggregate`]: count/sum/min/max folded inside a task (fusion)
 //! - [`ipc`]: record batches → Arrow IPC stream bytes
@@ -28,7 +28,6 @@
 //! here answers "which bytes" or consumes bytes it is given.
 
 pub mod aggregate;
-pub mod bytes_cache;
 pub mod column_cache;
 pub mod error;
 pub mod filter;
@@ -39,6 +38,7 @@ pub mod page_layout;
 mod pages;
 pub mod plan;
 pub mod projection;
+pub mod pushed_bytes;
 mod rebase;
 mod row_group_index;
 pub mod scan;

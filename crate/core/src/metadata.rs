@@ -38,9 +38,9 @@ use parquet::file::metadata::{
 };
 use parquet::DecodeResult;
 
-use crate::bytes_cache::ByteCache;
 use crate::error::{Result, SkimError};
 use crate::limits::OpenOptions;
+use crate::pushed_bytes::PushedBytes;
 use crate::thrift::Thrift;
 
 /// Size of the Parquet footer tail: 4-byte metadata length + 4-byte magic.
@@ -61,7 +61,7 @@ pub struct MetadataLoader {
     file_len: u64,
     decoder: ParquetMetaDataPushDecoder,
     /// Everything pushed so far, kept to cut the footer bytes out of once loaded.
-    pushed: ByteCache,
+    pushed: PushedBytes,
     options: OpenOptions,
     /// The footer length in the tail has been held against the limit.
     tail_checked: bool,
@@ -77,7 +77,7 @@ impl MetadataLoader {
         Ok(Self {
             file_len,
             decoder,
-            pushed: ByteCache::default(),
+            pushed: PushedBytes::default(),
             options: OpenOptions::default(),
             tail_checked: false,
         })
@@ -116,7 +116,7 @@ impl MetadataLoader {
                     .into_iter()
                     .map(|range| Ok((range.clone(), pushed_bytes(&self.pushed, &range)?)))
                     .collect::<Result<Vec<_>>>()?;
-                self.pushed = ByteCache::default();
+                self.pushed = PushedBytes::default();
                 ParquetFile::try_new(
                     self.file_len,
                     Arc::new(metadata),
@@ -576,7 +576,7 @@ fn has_view_types(fields: &Fields) -> bool {
 /// tail, and, when the page index was loaded, the span of all column and offset indexes.
 fn footer_ranges(
     metadata: &ParquetMetaData,
-    pushed: &ByteCache,
+    pushed: &PushedBytes,
     file_len: u64,
 ) -> Result<Vec<Range<u64>>> {
     // The decoder has validated the tail; read the thrift length from it again.
@@ -602,7 +602,7 @@ fn footer_ranges(
 }
 
 /// The pushed bytes of `range`, which the decoder has necessarily seen.
-fn pushed_bytes(pushed: &ByteCache, range: &Range<u64>) -> Result<Bytes> {
+fn pushed_bytes(pushed: &PushedBytes, range: &Range<u64>) -> Result<Bytes> {
     pushed
         .get(range)
         .ok_or_else(|| SkimError::internal(format!("footer range {range:?} was never pushed")))

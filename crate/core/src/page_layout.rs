@@ -43,12 +43,12 @@ use parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaDataBuilder};
 use parquet::file::page_index::offset_index::{OffsetIndexMetaData, PageLocation};
 use serde::{Deserialize, Serialize};
 
-use crate::bytes_cache::ByteCache;
 use crate::error::{Result, SkimError};
 use crate::metadata::ParquetFile;
 use crate::pages::{PageHeader, DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE};
 use crate::plan::{row_spans, ByteRange, ScanRequest, TaskSpec};
 use crate::projection::Projection;
+use crate::pushed_bytes::PushedBytes;
 use crate::row_group_index::ReplacedOffsets;
 use crate::scan::BoundScan;
 
@@ -140,7 +140,7 @@ impl Walk {
     }
 
     /// Reads every header `bytes` holds from the frontier on.
-    fn advance(&mut self, chunk: &Chunk, bytes: &ByteCache) {
+    fn advance(&mut self, chunk: &Chunk, bytes: &PushedBytes) {
         while self.state == State::Open {
             if self.frontier >= chunk.end {
                 self.state = if self.rows == chunk.num_rows {
@@ -239,7 +239,7 @@ impl Walk {
 pub struct PageLayouts {
     walks: HashMap<(usize, usize), Walk>,
     /// Fetched for walking and not yet walked past (dropped by [`PageLayouts::forget_bytes`]).
-    bytes: ByteCache,
+    bytes: PushedBytes,
 }
 
 impl PageLayouts {
@@ -250,7 +250,7 @@ impl PageLayouts {
 
     /// Drops the bytes kept for walking (what was learned stays).
     pub fn forget_bytes(&mut self) {
-        self.bytes = ByteCache::default();
+        self.bytes = PushedBytes::default();
     }
 
     /// Walks what the bytes held allow, then names the bytes to read next so that every chunk

@@ -25,7 +25,6 @@ use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 use serde::{Deserialize, Serialize};
 
 use crate::aggregate::AggregateSpec;
-use crate::bytes_cache::ByteCache;
 use crate::column_cache::{cache_key, group_cache_key};
 use crate::error::{Result, SkimError};
 use crate::filter::bloom::{bloom_ranges, excluded_by_bloom};
@@ -34,6 +33,7 @@ use crate::filter::{Expr, Filter};
 use crate::limits::DecodeLimits;
 use crate::metadata::ParquetFile;
 use crate::page_layout::{with_learned_pages, LearnedPages, PageLayouts};
+use crate::pushed_bytes::PushedBytes;
 use crate::scan::{BoundScan, ScanSpec};
 
 /// Rows per decoded batch when the caller does not say.
@@ -274,7 +274,7 @@ pub fn plan_scan(file: &ParquetFile, request: &ScanRequest) -> Result<ReadPlan> 
     plan_scan_with(
         file,
         request,
-        &ByteCache::default(),
+        &PushedBytes::default(),
         &PageLayouts::default(),
     )
 }
@@ -284,7 +284,7 @@ pub fn plan_scan(file: &ParquetFile, request: &ScanRequest) -> Result<ReadPlan> 
 pub fn plan_scan_with(
     file: &ParquetFile,
     request: &ScanRequest,
-    blooms: &ByteCache,
+    blooms: &PushedBytes,
     layouts: &PageLayouts,
 ) -> Result<ReadPlan> {
     let batch_size = checked_batch_size(request.batch_size)?;
@@ -650,7 +650,7 @@ fn filtered_specs(
     request: &ScanRequest,
     filter: &Filter,
     batch_size: usize,
-    blooms: &ByteCache,
+    blooms: &PushedBytes,
     stats: &mut PlanStats,
 ) -> Vec<(TaskSpec, u64)> {
     let metadata = file.metadata();

@@ -58,7 +58,6 @@ use parquet::arrow::ProjectionMask;
 use parquet::file::metadata::ParquetMetaData;
 
 use crate::aggregate::{Aggregator, Partial};
-use crate::bytes_cache::ByteCache;
 use crate::column_cache::{filtered_column, memory_size, CacheReport, CachedColumns};
 use crate::error::{Result, SkimError};
 use crate::filter::{eval, Filter};
@@ -69,6 +68,7 @@ use crate::page_layout::with_learned_pages;
 use crate::pages::{PageGuard, PageRules};
 use crate::plan::{ByteRange, TaskSpec};
 use crate::projection::Projection;
+use crate::pushed_bytes::PushedBytes;
 use crate::rebase;
 use crate::scan::{BoundScan, TaskPart};
 
@@ -144,7 +144,7 @@ pub struct TaskDecoder {
     /// offsets), asked for together before the first is decoded.
     prefetch: Option<Vec<Range<u64>>>,
     /// Bytes pushed for this task; the decoder gets exact slices of them on request.
-    cache: ByteCache,
+    pushed: PushedBytes,
     stage: Stage,
     projection: Projection,
     /// Counts rows served from the predicate cache.
@@ -376,7 +376,7 @@ impl TaskDecoder {
             row_groups: spec.row_groups().map(|(idx, _)| idx).collect(),
             chunks: chunk_spans(file.metadata(), spec),
             prefetch: None,
-            cache: ByteCache::default(),
+            pushed: PushedBytes::default(),
             stage,
             metrics,
             projection,
@@ -405,13 +405,13 @@ impl TaskDecoder {
     /// (coalesced reads); arrow-rs slices what it needs.
     pub fn push(&mut self, range: Range<u64>, data: Bytes) -> Result<()> {
         check_pushed_range(&range, &data, self.file_len)?;
-        self.cache.insert(range.start, data);
+        self.pushed.insert(range.start, data);
         Ok(())
     }
 
     /// Bytes pushed and held for this task.
     pub fn buffered_bytes(&self) -> u64 {
-        self.cache.bytes()
+        self.pushed.bytes()
     }
 
     /// Decodes until more bytes are needed or the task is done.
@@ -435,7 +435,7 @@ impl TaskDecoder {
                 return Ok(None);
             }
             if let Some(ranges) = self.prefetch.take() {
-                let missing = self.cache.missing(&rebase::raised(&ranges, self.base));
+                let missing = self.pushed.missing(&rebase::raised(&ranges, self.base));
                 if !missing.is_empty() {
                     return Ok(Some(TaskRun::NeedsRanges(missing)));
                 }
@@ -453,12 +453,12 @@ impl TaskDecoder {
                 DecodeResult::NeedsData(ranges) => {
                     // The bytes held are at file offsets, `base` above the decoder's.
                     let wanted = rebase::raised(&ranges, self.base);
-                    let missing = self.cache.missing(&wanted);
+                    let missing = self.pushed.missing(&wanted);
                     if !missing.is_empty() {
                         return Ok(Some(TaskRun::NeedsRanges(missing)));
                     }
                     let data: Vec<Bytes> =
-                        wanted.iter().filter_map(|r| self.cache.get(r)).collect();
+                        wanted.iter().filter_map(|r| self.pushed.get(r)).collect();
                     for (range, bytes) in ranges.iter().zip(&data) {
                         self.check_pages(range, bytes)?;
                     }

@@ -160,7 +160,7 @@ fn bloom_file() -> bytes::Bytes {
 #[test]
 fn bloom_filters_prune_row_groups_for_equality_and_in() {
     use parquet_skim_core::{
-        bloom_ranges_for, bytes_cache::ByteCache, page_layout::PageLayouts, plan_scan_with,
+        bloom_ranges_for, page_layout::PageLayouts, plan_scan_with, pushed_bytes::PushedBytes,
     };
 
     let file = bloom_file();
@@ -183,7 +183,7 @@ fn bloom_filters_prune_row_groups_for_equality_and_in() {
         // The planner asks for one bloom filter per row group; with them, three row groups go.
         let ranges = bloom_ranges_for(&parquet, &request).expect("ranges");
         assert_eq!(ranges.len(), 4, "{sql}");
-        let mut blooms = ByteCache::default();
+        let mut blooms = PushedBytes::default();
         for r in &ranges {
             blooms.insert(r.start, slice(&file, &(r.start..r.end)));
         }
@@ -210,7 +210,7 @@ fn bloom_filters_prune_row_groups_for_equality_and_in() {
 #[test]
 fn bloom_filters_without_a_recorded_length_are_read_to_their_header_s_end() {
     use parquet_skim_core::{
-        bloom_ranges_for, bytes_cache::ByteCache, page_layout::PageLayouts, plan_scan_with,
+        bloom_ranges_for, page_layout::PageLayouts, plan_scan_with, pushed_bytes::PushedBytes,
     };
 
     // parquet-mr wrote this filter without `bloom_filter_length`.
@@ -224,7 +224,7 @@ fn bloom_filters_without_a_recorded_length_are_read_to_their_header_s_end() {
             .bloom_filter_length(),
         None
     );
-    let mut blooms = ByteCache::default();
+    let mut blooms = PushedBytes::default();
     for sql in ["String = 'brown cat'", "String = 'today'"] {
         let request = ScanRequest {
             filter: Some(parse_sql(sql).expect("parse")),

@@ -13,8 +13,8 @@ use arrow_ipc::reader::StreamReader;
 use arrow_schema::{DataType, Field, Schema};
 use bytes::Bytes;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
-use parquet_skim_core::bytes_cache::ByteCache;
 use parquet_skim_core::page_layout::PageLayouts;
+use parquet_skim_core::pushed_bytes::PushedBytes;
 use parquet_skim_core::{
     plan_scan, plan_scan_with, BoundScan, ParquetFile, ReadPlan, ScanRequest, TaskDecoder, TaskRun,
 };
@@ -71,9 +71,9 @@ fn walk_and_plan(
     bytes: &Bytes,
     request: &ScanRequest,
     rounds: usize,
-) -> (ReadPlan, ByteCache, usize) {
+) -> (ReadPlan, PushedBytes, usize) {
     let mut layouts = PageLayouts::default();
-    let mut held = ByteCache::default();
+    let mut held = PushedBytes::default();
     let mut used = 0;
     for _ in 0..rounds {
         let wanted = layouts.wanted(parquet, request).expect("wanted");
@@ -88,7 +88,7 @@ fn walk_and_plan(
         }
     }
     layouts.forget_bytes();
-    let plan = plan_scan_with(parquet, request, &ByteCache::default(), &layouts).expect("plan");
+    let plan = plan_scan_with(parquet, request, &PushedBytes::default(), &layouts).expect("plan");
     (plan, held, used)
 }
 
@@ -98,7 +98,7 @@ fn run(
     parquet: &ParquetFile,
     bytes: &Bytes,
     plan: &ReadPlan,
-    held: &ByteCache,
+    held: &PushedBytes,
 ) -> (Vec<RecordBatch>, u64) {
     let mut fetched = 0;
     let mut batches = Vec::new();
@@ -150,7 +150,7 @@ fn walked_pages_are_the_writers_offset_index() {
     layouts.insert(0, plain.clone());
     let req = request(&["id", "kind"], 0, 10);
     layouts.wanted(&parquet, &req).expect("wanted");
-    let plan = plan_scan_with(&parquet, &req, &ByteCache::default(), &layouts).expect("plan");
+    let plan = plan_scan_with(&parquet, &req, &PushedBytes::default(), &layouts).expect("plan");
     let learned = plan.tasks[0]
         .spec
         .learned_pages
@@ -366,7 +366,7 @@ fn parquet_testing_slices_match_whole_chunk_reads() {
                 run(&parquet, &bytes, &plan, &held).0
             }));
             let whole_out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                run(&parquet, &bytes, &whole_plan, &ByteCache::default()).0
+                run(&parquet, &bytes, &whole_plan, &PushedBytes::default()).0
             }));
             match (walked_out, whole_out) {
                 (Ok(a), Ok(b)) => assert_eq!(

@@ -13,8 +13,9 @@ use std::rc::Rc;
 use bytes::Bytes;
 use js_sys::{Array, Uint8Array};
 use parquet_skim_core::{
-    bloom_ranges_for, bytes_cache::ByteCache, ipc::schema_to_ipc, page_layout::PageLayouts,
-    plan::ByteRange, plan_scan_with, projection::Projection, FileSummary, ParquetFile, ScanRequest,
+    bloom_ranges_for, ipc::schema_to_ipc, page_layout::PageLayouts, plan::ByteRange,
+    plan_scan_with, projection::Projection, pushed_bytes::PushedBytes, FileSummary, ParquetFile,
+    ScanRequest,
 };
 use wasm_bindgen::prelude::*;
 
@@ -26,7 +27,7 @@ use crate::js_error::js_result;
 pub struct JsFile {
     pub(crate) file: Rc<ParquetFile>,
     /// Bloom filter bytes fetched for planning, kept for later scans of the file.
-    blooms: RefCell<ByteCache>,
+    blooms: RefCell<PushedBytes>,
     /// Page locations learned from page headers (files without an offset index).
     layouts: RefCell<PageLayouts>,
 }
@@ -35,7 +36,7 @@ impl JsFile {
     pub(crate) fn new(file: ParquetFile) -> Self {
         Self {
             file: Rc::new(file),
-            blooms: RefCell::new(ByteCache::default()),
+            blooms: RefCell::new(PushedBytes::default()),
             layouts: RefCell::new(PageLayouts::default()),
         }
     }

@@ -35,101 +35,15 @@ export async function openDataset(
   options: DatasetOptions = {},
 ): Promise<Dataset> {
   const startedAt = performance.now();
-  const {
-    hivePartitioning = 'auto',
-    partitionSchema,
-    concurrency = DEFAULT_DATASET_CONCURRENCY,
-    onFileError = 'fail',
-    schema = 'first',
-  } = options;
-  if (schema !== 'union' && schema !== 'first') throw invalidArgument('schema', "'union' or 'first'", schema);
-  if (!['auto', true, false].includes(hivePartitioning)) {
-    throw invalidArgument('hivePartitioning', "'auto', true or false", hivePartitioning);
-  }
-  if (!Number.isSafeInteger(concurrency) || concurrency < 1)
-    throw invalidArgument('concurrency', 'a whole number >= 1', concurrency);
-  if (onFileError !== 'fail' && onFileError !== 'skip')
-    throw invalidArgument('onFileError', "'fail' or 'skip'", onFileError);
-  const {
-    hivePartitioning: _h,
-    partitionSchema: _p,
-    concurrency: _c,
-    onFileError: _o,
-    schema: _s,
-    ...openOptions
-  } = options;
-  const entries = await resolveSources(sources, openOptions);
-  const paths = entries.map((e) => e.path);
-  let partitions: PartitionColumn[] = [];
-  let values = entries.map(() => [] as Array<bigint | string | null>);
-  if (hivePartitioning !== false) {
-    ({ columns: partitions, values } = inferPartitions(paths, partitionSchema ?? {}));
-    if (hivePartitioning === true && partitions.length === 0) {
-      throw new ParquetSkimError(
-        'INVALID_ARGUMENT',
-        `hivePartitioning is true but the paths have no key=value directories (the first is '${paths[0]}')`,
-      );
-    }
-  } else if (partitionSchema !== undefined) {
-    throw invalidArgument('partitionSchema', 'no partitionSchema with hivePartitioning: false', partitionSchema);
-  }
-  // Under 'fail', the first file that fails stops the opens not yet started, and every file
-  // opened is closed again before the error is thrown. With schema: 'first', only the first file
-  // that opens is opened here.
-  let failed: Error | undefined;
-  let firstOpened = false;
-  let settleFirst = () => {};
-  const firstDone = new Promise<void>((resolve) => {
-    settleFirst = resolve;
-  });
-  // The tail read of every file after the first fits the first one's footer (files of one dataset
-  // have alike footers): a 512 KiB default read of 64 files with 4 KB footers would move 32 MB.
-  let footerReadBytes = openOptions.footerReadBytes;
-  const openEntry = (i: number) => {
-    const entry = entries[i] as (typeof entries)[number];
-    return open(entry.source, {
-      ...openOptions,
-      ...(entry.size !== undefined ? { size: entry.size } : {}),
-      ...(footerReadBytes !== undefined ? { footerReadBytes } : {}),
-    });
-  };
-  const sizeTail = (file: ParquetFile) => {
-    if (openOptions.footerReadBytes !== undefined) return;
-    const fitted = Math.ceil(file.footerBytes * 1.25) + 8192;
-    footerReadBytes = Math.min(MAX_DATASET_TAIL_BYTES, Math.max(MIN_DATASET_TAIL_BYTES, fitted));
-  };
-  // The first file alone, then the others `concurrency` at a time: two rounds of requests.
-  const eager = schema === 'union' ? concurrency : 1;
-  const files = await mapConcurrently(entries.length, eager, async (i): Promise<DatasetFile> => {
-    const entry = entries[i] as (typeof entries)[number];
-    const partitionsOf = Object.fromEntries(partitions.map((p, k) => [p.name, values[i]?.[k] ?? null]));
-    const none = { path: entry.path, partitions: partitionsOf, size: entry.size ?? null, rows: null, file: null };
-    if (failed !== undefined || (schema === 'first' && firstOpened)) return { ...none, error: null };
-    try {
-      if (i > 0 && schema === 'union') await firstDone;
-      const file = await openEntry(i);
-      if (!firstOpened) sizeTail(file);
-      firstOpened = true;
-      if (i === 0) settleFirst();
-      return {
-        path: entry.path,
-        partitions: partitionsOf,
-        size: file.byteLength,
-        rows: file.numRows,
-        file,
-        error: null,
-      };
-    } catch (error) {
-      if (i === 0) settleFirst();
-      const named = inFile(error, entry.path);
-      if (onFileError === 'fail' || !isFileError(named)) failed ??= named;
-      return { ...none, error: toSkimError(named) as ParquetSkimError };
-    }
-  });
-  if (failed !== undefined) {
-    for (const f of files) f.file?.close();
-    throw failed;
-  }
+  const settings = checkedSettings(options);
+  const entries = await resolveSources(sources, settings.openOptions);
+  const { partitions, values } = partitionsOf(
+    entries.map((e) => e.path),
+    settings.hivePartitioning,
+    settings.partitionSchema,
+  );
+  const opener = new FileOpener(entries, open, settings);
+  const files = await opener.openAll(partitions, values);
   const opened = files.filter((f) => f.file !== null);
   if (opened.length === 0) {
     throw new ParquetSkimError(
@@ -162,7 +76,129 @@ export async function openDataset(
       bytes: logs.reduce((sum, e) => sum + e.bytes, 0),
       ms: performance.now() - startedAt,
     },
-    onFileError === 'skip',
-    schema === 'first' ? { open: openEntry, concurrency } : null,
+    settings.onFileError === 'skip',
+    settings.schema === 'first' ? { open: (i) => opener.openEntry(i), concurrency: settings.concurrency } : null,
   );
+}
+
+/** A dataset's own options, checked, with their defaults; `openOptions`: the rest, for every file. */
+function checkedSettings(options: DatasetOptions) {
+  const {
+    hivePartitioning = 'auto',
+    partitionSchema,
+    concurrency = DEFAULT_DATASET_CONCURRENCY,
+    onFileError = 'fail',
+    schema = 'first',
+    ...openOptions
+  } = options;
+  if (schema !== 'union' && schema !== 'first') throw invalidArgument('schema', "'union' or 'first'", schema);
+  if (!['auto', true, false].includes(hivePartitioning)) {
+    throw invalidArgument('hivePartitioning', "'auto', true or false", hivePartitioning);
+  }
+  if (!Number.isSafeInteger(concurrency) || concurrency < 1)
+    throw invalidArgument('concurrency', 'a whole number >= 1', concurrency);
+  if (onFileError !== 'fail' && onFileError !== 'skip')
+    throw invalidArgument('onFileError', "'fail' or 'skip'", onFileError);
+  return { hivePartitioning, partitionSchema, concurrency, onFileError, schema, openOptions };
+}
+
+type Settings = ReturnType<typeof checkedSettings>;
+type Entry = Awaited<ReturnType<typeof resolveSources>>[number];
+
+/** The partition columns of `paths` (none unless hive partitioning is on or found), and each path's values. */
+function partitionsOf(
+  paths: string[],
+  hivePartitioning: Settings['hivePartitioning'],
+  partitionSchema: Settings['partitionSchema'],
+): { partitions: PartitionColumn[]; values: Array<Array<bigint | string | null>> } {
+  if (hivePartitioning === false) {
+    if (partitionSchema !== undefined) {
+      throw invalidArgument('partitionSchema', 'no partitionSchema with hivePartitioning: false', partitionSchema);
+    }
+    return { partitions: [], values: paths.map(() => []) };
+  }
+  const { columns: partitions, values } = inferPartitions(paths, partitionSchema ?? {});
+  if (hivePartitioning === true && partitions.length === 0) {
+    throw new ParquetSkimError(
+      'INVALID_ARGUMENT',
+      `hivePartitioning is true but the paths have no key=value directories (the first is '${paths[0]}')`,
+    );
+  }
+  return { partitions, values };
+}
+
+/**
+ * Opens a dataset's files: the first alone, then the others `concurrency` at a time (two rounds
+ * of requests), each with a tail read fitted to the first one's footer (files of one dataset have
+ * alike footers: a 512 KiB default read of 64 files with 4 KB footers would move 32 MB). Under
+ * 'fail', the first file that fails stops the opens not yet started, and every file opened is
+ * closed again before the error is thrown. With schema: 'first', only the first file that opens
+ * is opened here; the others are left to the scans that reach them ({@link openEntry}).
+ */
+class FileOpener {
+  private footerReadBytes: number | undefined;
+  private failed: Error | undefined;
+  private firstOpened = false;
+  private settleFirst = () => {};
+  private readonly firstDone = new Promise<void>((resolve) => {
+    this.settleFirst = resolve;
+  });
+
+  constructor(
+    private readonly entries: Entry[],
+    private readonly open: (source: ParquetSource, options: OpenOptions) => Promise<ParquetFile>,
+    private readonly settings: Settings,
+  ) {
+    this.footerReadBytes = settings.openOptions.footerReadBytes;
+  }
+
+  /** Opens file `i` of the dataset (with the fitted tail read). */
+  openEntry(i: number): Promise<ParquetFile> {
+    const entry = this.entries[i] as Entry;
+    const { footerReadBytes } = this;
+    return this.open(entry.source, {
+      ...this.settings.openOptions,
+      ...(entry.size !== undefined ? { size: entry.size } : {}),
+      ...(footerReadBytes !== undefined ? { footerReadBytes } : {}),
+    });
+  }
+
+  async openAll(partitions: PartitionColumn[], values: Array<Array<bigint | string | null>>): Promise<DatasetFile[]> {
+    const { schema, concurrency } = this.settings;
+    const eager = schema === 'union' ? concurrency : 1;
+    const files = await mapConcurrently(this.entries.length, eager, (i) =>
+      this.openOne(i, Object.fromEntries(partitions.map((p, k) => [p.name, values[i]?.[k] ?? null]))),
+    );
+    if (this.failed !== undefined) {
+      for (const f of files) f.file?.close();
+      throw this.failed;
+    }
+    return files;
+  }
+
+  private async openOne(i: number, partitions: DatasetFile['partitions']): Promise<DatasetFile> {
+    const entry = this.entries[i] as Entry;
+    const { schema, onFileError } = this.settings;
+    const none = { path: entry.path, partitions, size: entry.size ?? null, rows: null, file: null };
+    if (this.failed !== undefined || (schema === 'first' && this.firstOpened)) return { ...none, error: null };
+    try {
+      if (i > 0 && schema === 'union') await this.firstDone;
+      const file = await this.openEntry(i);
+      if (!this.firstOpened) this.sizeTail(file);
+      this.firstOpened = true;
+      if (i === 0) this.settleFirst();
+      return { path: entry.path, partitions, size: file.byteLength, rows: file.numRows, file, error: null };
+    } catch (error) {
+      if (i === 0) this.settleFirst();
+      const named = inFile(error, entry.path);
+      if (onFileError === 'fail' || !isFileError(named)) this.failed ??= named;
+      return { ...none, error: toSkimError(named) as ParquetSkimError };
+    }
+  }
+
+  private sizeTail(file: ParquetFile): void {
+    if (this.settings.openOptions.footerReadBytes !== undefined) return;
+    const fitted = Math.ceil(file.footerBytes * 1.25) + 8192;
+    this.footerReadBytes = Math.min(MAX_DATASET_TAIL_BYTES, Math.max(MIN_DATASET_TAIL_BYTES, fitted));
+  }
 }

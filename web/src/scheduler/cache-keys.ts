@@ -27,8 +27,8 @@ export class CacheKeys {
   }
 
   /** Applies a finished task's report; returns how the counters moved since the last one. */
-  update(report: CacheReport | undefined): CacheDelta | undefined {
-    if (report === undefined) return undefined;
+  update(report: CacheReport | null): CacheDelta | undefined {
+    if (report === null) return undefined;
     for (const key of report.evicted) this.keys.delete(key);
     if (report.inserted) this.keys.add(report.key);
     const before = this.last;

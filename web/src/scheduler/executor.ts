@@ -4,7 +4,7 @@
  * Implemented by {@link WorkerPool} (browsers) and {@link InlineExecutor} (Node, or `workers: 0`).
  */
 import type { ByteRange, Partial } from '../wasm/contract.js';
-import type { CacheReport, Chunk } from '../worker/protocol.js';
+import type { CacheReport, Chunk, HostResponse } from '../worker/protocol.js';
 import type { CacheDelta } from './cache-keys.js';
 
 /** A file as a task host needs it: identity and footer bytes. */
@@ -74,6 +74,31 @@ export interface TaskResult {
   /** Tasks with a cache key: what the worker's cross-scan cache did, and how its counters moved. */
   cache?: CacheReport;
   cacheDelta?: CacheDelta;
+}
+
+/**
+ * A host's `done` answer as the task's result: `queuedAt` is when `run()` took the task, in the
+ * host's clock (`performance.timeOrigin + performance.now()`); `cacheDelta` how the host's
+ * cache counters moved.
+ */
+export function taskResultOf(
+  done: Extract<HostResponse, { kind: 'done' }>,
+  queuedAt: number,
+  cacheDelta: CacheDelta | undefined,
+): TaskResult {
+  const { ipc, rows, batches, decodeMs, startedAt, partials, rowsFromCache, wasmMemoryBytes, cache } = done;
+  return {
+    ipc,
+    rows,
+    batches,
+    decodeMs,
+    queueMs: Math.max(0, startedAt - queuedAt),
+    rowsFromCache,
+    wasmMemoryBytes,
+    ...(partials !== null ? { partials } : {}),
+    ...(cache !== null ? { cache } : {}),
+    ...(cacheDelta !== undefined ? { cacheDelta } : {}),
+  };
 }
 
 /** Runs tasks. */

@@ -8,7 +8,14 @@ import type { Wasm } from '../wasm-loader.js';
 import type { HostResponse } from '../worker/protocol.js';
 import { TaskHost } from '../worker/task-host.js';
 import { CacheKeys } from './cache-keys.js';
-import { type Executor, type FileFooter, HostHoldings, type TaskJob, type TaskResult } from './executor.js';
+import {
+  type Executor,
+  type FileFooter,
+  HostHoldings,
+  type TaskJob,
+  type TaskResult,
+  taskResultOf,
+} from './executor.js';
 
 /**
  * Most milliseconds a task decodes on the calling thread before it yields to the event loop (then
@@ -131,20 +138,7 @@ export class InlineExecutor implements Executor {
       for (;;) {
         const answer = check(response);
         if (answer?.kind === 'done') {
-          const { ipc, rows, batches, decodeMs, startedAt, partials, rowsFromCache, wasmMemoryBytes, cache } = answer;
-          const cacheDelta = this.cache.update(cache);
-          return {
-            ipc,
-            rows,
-            batches,
-            decodeMs,
-            queueMs: Math.max(0, startedAt - queuedAt),
-            rowsFromCache,
-            wasmMemoryBytes,
-            ...(partials !== undefined ? { partials } : {}),
-            ...(cache !== undefined ? { cache } : {}),
-            ...(cacheDelta !== undefined ? { cacheDelta } : {}),
-          };
+          return taskResultOf(answer, queuedAt, this.cache.update(answer.cache));
         }
         if (answer?.kind === 'yielded') {
           // Its slice is used: let the page paint and handle input, then go on.

@@ -77,6 +77,8 @@ function done(taskId: number): HostResponse {
     decodeMs: 1,
     startedAt: performance.timeOrigin + performance.now(),
     rowsFromCache: 0,
+    partials: null,
+    cache: null,
     wasmMemoryBytes: 0,
   };
 }

@@ -27,7 +27,14 @@ import type { ByteRange } from '../wasm/contract.js';
 import { type HostRequest, type HostResponse, ownedChunks, transferablesOf } from '../worker/protocol.js';
 import { startWorker } from '../worker-script.js';
 import { CacheKeys } from './cache-keys.js';
-import { type Executor, type FileFooter, HostHoldings, type TaskJob, type TaskResult } from './executor.js';
+import {
+  type Executor,
+  type FileFooter,
+  HostHoldings,
+  type TaskJob,
+  type TaskResult,
+  taskResultOf,
+} from './executor.js';
 
 interface Job {
   task: TaskJob;
@@ -414,20 +421,7 @@ export class WorkerPool implements Executor {
     const cacheDelta = slot.cache.update(message.cache);
     this.detach(job);
     if (job.rechecking) rechecks.passed += 1;
-    this.settle(job, {
-      result: {
-        ipc: message.ipc,
-        rows: message.rows,
-        batches: message.batches,
-        decodeMs: message.decodeMs,
-        queueMs: Math.max(0, message.startedAt - job.queuedAt),
-        rowsFromCache: message.rowsFromCache,
-        wasmMemoryBytes: message.wasmMemoryBytes,
-        ...(message.cache !== undefined ? { cache: message.cache } : {}),
-        ...(cacheDelta !== undefined ? { cacheDelta } : {}),
-        ...(message.partials !== undefined ? { partials: message.partials } : {}),
-      },
-    });
+    this.settle(job, { result: taskResultOf(message, job.queuedAt, cacheDelta) });
     this.pump();
   }
 

@@ -6,7 +6,7 @@
  * it, so nothing is left pending when a worker dies: the client rejects whatever it still holds.
  */
 import type { SerializedError } from '../errors.js';
-import type { ByteRange, CacheReport, CacheStats, Partial } from '../wasm/contract.js';
+import type { ByteRange, CacheReport, CacheStats, TaskStep } from '../wasm/contract.js';
 
 /** Bytes of a file starting at `start`. */
 export interface Chunk {
@@ -47,24 +47,16 @@ export type HostResponse =
   | { kind: 'needs'; taskId: number; ranges: ByteRange[] }
   /** The task used its slice (`sliceMs`) with more to decode: `resumeTask` goes on. */
   | { kind: 'yielded'; taskId: number }
-  | {
-      kind: 'done';
+  /** The core's `done` step (rows, batches, partials, cache report), and what the host adds. */
+  | (Extract<TaskStep, { kind: 'done' }> & {
       taskId: number;
       ipc: Uint8Array;
-      rows: number;
-      batches: number;
       decodeMs: number;
       /** When the host started the task: `performance.timeOrigin + performance.now()` there. */
       startedAt: number;
-      /** Aggregate tasks: the partial results, in spec order. */
-      partials?: Partial[];
-      /** Output rows of filter columns served from the predicate cache. */
-      rowsFromCache: number;
       /** The host's WebAssembly memory after the task: its high-water mark so far. */
       wasmMemoryBytes: number;
-      /** Tasks with a cache key: what the worker's cross-scan cache did. */
-      cache?: CacheReport;
-    }
+    })
   | { kind: 'failed'; taskId: number | null; error: SerializedError };
 
 /** Counters of a worker's cross-scan cache of decoded filter columns (the core's `CacheStats`). */

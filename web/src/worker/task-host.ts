@@ -189,19 +189,7 @@ export class TaskHost {
     const startedAt = this.taskStartedAt.get(taskId) ?? performance.timeOrigin + started;
     const ipc = task.takeIpc();
     this.finish(taskId);
-    return {
-      kind: 'done',
-      taskId,
-      ipc,
-      rows: step.rows,
-      batches: step.batches,
-      decodeMs: spent,
-      startedAt,
-      rowsFromCache: step.rowsFromCache,
-      wasmMemoryBytes: wasmMemoryBytes(),
-      ...(step.partials !== null ? { partials: step.partials } : {}),
-      ...(step.cache !== null ? { cache: step.cache } : {}),
-    };
+    return { ...step, taskId, ipc, decodeMs: spent, startedAt, wasmMemoryBytes: wasmMemoryBytes() };
   }
 
   private finish(taskId: number): void {

@@ -33,7 +33,7 @@ pub const MAX_UNSIZED_BLOOM_BYTES: u64 = 4 << 20;
 
 use super::ast::CmpOp;
 use super::bind::{ColumnRef, Predicate};
-use crate::bytes_cache::ByteCache;
+use crate::pushed_bytes::PushedBytes;
 
 /// Top-level conjuncts that a bloom filter can decide: `column = v` and `column IN (…)`.
 fn point_lookups(predicate: &Predicate) -> Vec<(&ColumnRef, Vec<&ArrayRef>)> {
@@ -153,7 +153,7 @@ pub fn excluded_by_bloom(
     predicate: &Predicate,
     metadata: &ParquetMetaData,
     row_group: usize,
-    blooms: &ByteCache,
+    blooms: &PushedBytes,
     footer_start: u64,
 ) -> bool {
     point_lookups(predicate)

@@ -1,9 +1,12 @@
-//! [`ByteCache`]: the bytes a task has received, answering the push decoder's exact requests.
+//! [`PushedBytes`]: the bytes pushed to a task (or a metadata loader, or the planner's bloom
+//! filters), answering the push decoder's exact requests. A buffer, not a cache: nothing in it
+//! outlives its owner, and nothing is evicted (the caches are the predicate cache and the
+//! workers' cross-scan `column_cache`).
 //!
 //! arrow-rs's push decoder wants each `NeedsData` range answered by one buffer containing it.
 //! What arrives from the network has a different shape: the planner lists one range per page,
 //! the I/O layer coalesces nearby ranges into fewer, larger reads, and a column chunk request may
-//! straddle two reads. The cache keeps what was pushed and cuts (or, across a seam, stitches)
+//! straddle two reads. It keeps what was pushed and cuts (or, across a seam, stitches)
 //! exactly the requested range — a zero-copy slice in the common case.
 
 use std::collections::BTreeMap;
@@ -13,12 +16,12 @@ use bytes::{Bytes, BytesMut};
 
 /// Pushed byte ranges of one file, keyed by start offset.
 #[derive(Debug, Default)]
-pub struct ByteCache {
+pub struct PushedBytes {
     chunks: BTreeMap<u64, Bytes>,
     bytes: u64,
 }
 
-impl ByteCache {
+impl PushedBytes {
     /// Keeps `data`, which holds bytes `start..start + data.len()` of the file.
     pub fn insert(&mut self, start: u64, data: Bytes) {
         if data.is_empty() {
@@ -102,8 +105,8 @@ impl ByteCache {
 mod tests {
     use super::*;
 
-    fn cache() -> ByteCache {
-        let mut c = ByteCache::default();
+    fn cache() -> PushedBytes {
+        let mut c = PushedBytes::default();
         c.insert(10, Bytes::from_static(b"abcdefghij")); // 10..20
         c.insert(20, Bytes::from_static(b"KLMNO")); // 20..25
         c.insert(40, Bytes::from_static(b"xyz")); // 40..43
