@@ -29,7 +29,10 @@ export interface ScanStats {
   rowsTotal: number;
   rowsScanned: number;
   rowsOut: number;
-  /** Output rows of filter columns reused from the predicate cache instead of decoded twice. */
+  /**
+   * Output rows of filter columns not decoded twice: served from arrow-rs's predicate cache within a
+   * task, or, on a cross-scan hit, from the filter columns the worker's cache kept.
+   */
   rowsFromPredicateCache: number;
   /** Bytes the plan lists, each range once (an upper bound with a filter). */
   bytesPlanned: number;

@@ -67,7 +67,7 @@ export interface TaskResult {
   queueMs: number;
   /** Aggregate tasks: partial results, in spec order. */
   partials?: Partial[];
-  /** Output rows of filter columns served from the predicate cache instead of decoded twice. */
+  /** Output rows of filter columns not decoded twice (predicate cache, or a cross-scan hit's kept columns). */
   rowsFromCache: number;
   /** Bytes of the WebAssembly memory of the worker (or thread) that ran the task, after it. */
   wasmMemoryBytes: number;
