@@ -295,6 +295,32 @@ test('the data grid scrolls to row 5,000,000 fetching only the pages it shows; t
   await page.screenshot({ path: info.outputPath('explorer-grid-columns.png'), fullPage: true });
 });
 
+test('a drag of the scrollbar across the file reads the blocks it ends on, not one per block it passes', async ({
+  page,
+  explorerUrl,
+}) => {
+  await page.goto(`${explorerUrl}/?url=/data/lineitem-sf1.parquet`);
+  await page.waitForSelector('#grid-rows tr[data-row="0"]:not(.loading)');
+  const started = async () => Number(await page.locator('#grid').getAttribute('data-blocks-started'));
+  const before = await started();
+  // 40 scroll positions a frame apart, ~120,000 rows each: a drag from the top to 80% down.
+  await page.evaluate(async () => {
+    const viewport = document.querySelector('#grid-viewport') as HTMLElement;
+    for (let i = 1; i <= 40; i++) {
+      viewport.scrollTop = ((viewport.scrollHeight - viewport.clientHeight) * i) / 50;
+      await new Promise((resolve) => setTimeout(resolve, 16));
+    }
+  });
+  const first = Number(await page.locator('#grid').getAttribute('data-first-row'));
+  expect(first).toBeGreaterThan(4_000_000);
+  // Once it rests, the rows it ended on are read.
+  await page.waitForSelector(`#grid-rows tr[data-row="${first}"]:not(.loading)`);
+  const reads = (await started()) - before;
+  console.log(`\ndrag over 40 positions: ${reads} block reads started`);
+  expect(reads).toBeGreaterThanOrEqual(1);
+  expect(reads).toBeLessThanOrEqual(3);
+});
+
 test('a grid block whose reads failed says why, and is read again when the network is back', async ({
   page,
   explorerUrl,

@@ -10,7 +10,10 @@
  *   count matches, and once the filter's columns are in the workers' cross-scan cache (a count
  *   put them there) a block reads only its output pages. Blocks are kept in a small LRU
  *   ({@link KEEP_BLOCKS}); a block's read starts when it comes into view, and is aborted if it
- *   is scrolled away before it is read.
+ *   is scrolled away before it is read. While the scrollbar is dragged, a block that comes into
+ *   view is read only once the view has rested {@link SETTLE_MS}: a drag across the file plans
+ *   the few blocks it ends on, not a scan for every block it passes (planning is synchronous on
+ *   the page, and each of those scans would be aborted at once).
  * - {@link DataGrid.show} starts a view (all rows, or a filter's matches): the last view's rows
  *   go at once (its blocks are aborted, the rows show as loading), and it resolves with the first
  *   block's scan stats, or rejects with its error: the page shows either. How many matches
@@ -47,6 +50,8 @@ const MAX_SPACER_PX = 8_000_000;
 const MAX_CELL_CHARS = 60;
 /** The viewport's least height when it is not fitted to few rows. */
 const MIN_VIEWPORT_PX = 280;
+/** A drag of the scrollbar reads the blocks in view once it has not moved for this long. */
+const SETTLE_MS = 80;
 /** A block that failed for a passing reason is read again after this long… */
 const RETRY_MS = 1000;
 /** …at most this many times. */
@@ -116,13 +121,19 @@ export class DataGrid {
   private pinned: { row: number; top: number } | null = null;
   /** Rows of wheel movement not yet applied (a trackpad moves by fractions of a row). */
   private wheelRest = 0;
+  /** When the scrollbar was last dragged (not a wheel, key or "go to row" move), and the timer that renders once it rests. */
+  private draggedAt = Number.NEGATIVE_INFINITY;
+  private settleTimer: ReturnType<typeof setTimeout> | undefined;
   private selection: Selection | null = null;
   /** The current view's caller, until its first block is read (or fails, or is given up). */
   private waiting: Waiting | null = null;
   /** Widths the user dragged columns to, by column name (the others size to their content). */
   private readonly widths = new Map<string, number>();
-  /** What the grid's reads cost: rows, bytes, requests, blocks, and tasks served by the workers' cache. */
-  readonly cost = { rows: 0, bytes: 0, requests: 0, blocks: 0, tasks: 0, cacheHits: 0 };
+  /**
+   * What the grid's reads cost: rows, bytes, requests, blocks read, and tasks served by the
+   * workers' cache; `started`: block reads started (read, failed or aborted).
+   */
+  readonly cost = { rows: 0, bytes: 0, requests: 0, blocks: 0, tasks: 0, cacheHits: 0, started: 0 };
 
   constructor(
     private readonly target: HTMLElement,
@@ -225,6 +236,7 @@ export class DataGrid {
     this.waiting?.reject(new DOMException('the grid was closed', 'AbortError'));
     this.dropBlocks();
     cancelAnimationFrame(this.frame);
+    clearTimeout(this.settleTimer);
   }
 
   private dropBlocks(): void {
@@ -369,6 +381,7 @@ export class DataGrid {
   private onScroll(): void {
     // Not where a key or the wheel put it: the scrollbar was dragged (or the page scrolled it).
     if (this.pinned !== null && Math.abs(this.viewport.scrollTop - this.pinned.top) > 1) this.pinned = null;
+    if (this.pinned === null) this.draggedAt = performance.now();
     this.schedule();
   }
 
@@ -510,9 +523,11 @@ export class DataGrid {
       }
     }
     const now = performance.now();
+    const dragging = this.pinned === null && now - this.draggedAt < SETTLE_MS;
     for (const index of wanted) {
       const block = this.blocks.get(index);
-      if (block === undefined) this.load(index);
+      if (block === undefined && dragging) this.renderWhenRested();
+      else if (block === undefined) this.load(index);
       else if (block.retryAt !== undefined && block.retryAt <= now) this.load(index, undefined, block.attempt + 1);
     }
     // Most recently wanted last: Map order is the LRU order.
@@ -574,7 +589,15 @@ export class DataGrid {
    * Reads block `index` of the view; `outer` (the page's work) aborts it too. Block 0 answers the
    * caller of {@link show} still waiting, if any.
    */
+  /** Renders again (reading the blocks then in view) once the scrollbar has rested. */
+  private renderWhenRested(): void {
+    clearTimeout(this.settleTimer);
+    this.settleTimer = setTimeout(() => this.schedule(), this.draggedAt + SETTLE_MS - performance.now() + 1);
+  }
+
   private load(index: number, outer?: AbortSignal, attempt = 0): Block {
+    this.cost.started += 1;
+    this.target.dataset.blocksStarted = String(this.cost.started);
     const controller = new AbortController();
     if (outer?.aborted === true) controller.abort(outer.reason);
     else outer?.addEventListener('abort', () => controller.abort(outer.reason), { once: true });
