@@ -86,14 +86,17 @@ export interface FileContext {
   prefetchOutputBytes: number;
   /** Column chunks without an offset index worth walking (see `ReaderOptions.pageWalkMinBytes`). */
   pageWalkMinBytes: number;
-  /** The reader's one cache budget (`ReaderOptions.cacheBytes`): split among the tasks alive for arrow-rs's predicate cache, and among the workers for their cross-scan caches. */
+  /**
+   * The reader's one cache budget (`ReaderOptions.cacheBytes`): split among the tasks alive for
+   * arrow-rs's predicate cache, and among the workers for their cross-scan caches.
+   */
   cacheBytes: number;
   assertOpen(): void;
   /** Aborted (reason: a `DISPOSED` error) when the reader is disposed: every scan stops at once. */
   lifetime: AbortSignal;
   /** SQL `WHERE` text → AST (the core's parser). */
   parseFilter(sql: string): FilterAst;
-  /** Throws `INVALID_ARGUMENT` unless the row options are valid (the core's rule). */
+  /** Throws `INVALID_ARGUMENT` naming the option unless `options` are valid (the core's rule, `check_scan_options`). */
   checkScanOptions(options: CheckedOptions): void;
 }
 

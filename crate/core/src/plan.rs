@@ -890,7 +890,7 @@ fn check_aggregate_count(count: usize) -> Result<()> {
 }
 
 /// `value` as a count if it is a whole number from 0 to 2^53 − 1 (what a JS number holds exactly).
-fn whole(value: f64) -> Option<u64> {
+pub fn whole(value: f64) -> Option<u64> {
     const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
     (value.is_finite() && value >= 0.0 && value.fract() == 0.0 && value <= MAX_SAFE_INTEGER)
         .then_some(value as u64)

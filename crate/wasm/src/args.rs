@@ -30,19 +30,14 @@ pub(crate) fn json<T: Serialize + ?Sized>(value: &T) -> Result<String, JsValue> 
     serde_json::to_string(value).map_err(|e| to_js(&SkimError::internal(e.to_string())))
 }
 
-/// Largest integer a JS number holds exactly.
-const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
-
 /// A JS number that must be a byte position or count.
 pub(crate) fn position(name: &str, value: f64) -> Result<u64, SkimError> {
-    if value.is_finite() && value >= 0.0 && value.fract() == 0.0 && value <= MAX_SAFE_INTEGER {
-        Ok(value as u64)
-    } else {
-        Err(SkimError::invalid_argument(
+    parquet_skim_core::plan::whole(value).ok_or_else(|| {
+        SkimError::invalid_argument(
             name,
             format!("expected a whole number from 0 to 2^53-1, got {value}"),
-        ))
-    }
+        )
+    })
 }
 
 /// An optional JS number: `undefined` is absent; anything but a number is refused.

@@ -116,7 +116,7 @@ export interface DatasetContext {
   scheduler: SchedulerContext;
   lifetime: AbortSignal;
   parseFilter(sql: string): FilterAst;
-  /** Throws `INVALID_ARGUMENT` unless the row options are valid (the core's rule). */
+  /** Throws `INVALID_ARGUMENT` naming the option unless `options` are valid (the core's rule, `check_scan_options`). */
   checkScanOptions(options: CheckedOptions): void;
 }
 
