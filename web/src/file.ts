@@ -563,18 +563,12 @@ export function statsOf(plan: ReadPlan, context: { cacheBytes: number; executor:
   for (const task of plan.tasks) {
     for (const r of [...task.filterRanges, ...task.outputRanges]) planned.set(keyOf(r), r.end - r.start);
   }
+  const { prunedRowGroups: _, ...counts } = plan.stats;
   return {
     ...emptyScanStats(context.executor.cachedBytes(), context.cacheBytes),
+    ...counts,
     tasksTotal: plan.tasks.length,
-    rowGroupsTotal: plan.stats.rowGroupsTotal,
-    rowGroupsPrunedByStats: plan.stats.rowGroupsPrunedByStats,
-    rowGroupsPrunedByBloom: plan.stats.rowGroupsPrunedByBloom,
-    rowGroupsPrunedByPageIndex: plan.stats.rowGroupsPrunedByPageIndex,
     rowGroupsRead: read.size,
-    pagesTotal: plan.stats.pagesTotal,
-    pagesPruned: plan.stats.pagesPruned,
-    rowsTotal: plan.stats.rowsTotal,
-    rowsScanned: plan.stats.rowsScanned,
     bytesPlanned: [...planned.values()].reduce((sum, bytes) => sum + bytes, 0),
     rowGroupFates,
   };

@@ -7,27 +7,17 @@
  */
 import { type RecordBatch, type Schema, Table } from 'apache-arrow';
 import { ParquetSkimError } from './errors.js';
-import type { PrunedBy } from './wasm/contract.js';
+import type { PlanStats, PrunedBy } from './wasm/contract.js';
 import type { CacheCounters } from './worker/protocol.js';
 
 /** Counters of one scan, updated while it runs. */
-export interface ScanStats {
+export interface ScanStats extends Omit<PlanStats, 'prunedRowGroups'> {
   /** Read tasks planned / finished. */
   tasksTotal: number;
   tasksDone: number;
-  /** Row groups in the file, skipped by footer statistics, skipped by the page index, read. */
-  rowGroupsTotal: number;
-  rowGroupsPrunedByStats: number;
-  /** Row groups skipped because their bloom filters exclude every `=`/`IN` value. */
-  rowGroupsPrunedByBloom: number;
-  rowGroupsPrunedByPageIndex: number;
+  /** Row groups read (their filter columns fetched, or served by a worker's cache). */
   rowGroupsRead: number;
-  /** Data pages of the filter columns considered / skipped by the column index. */
-  pagesTotal: number;
-  pagesPruned: number;
-  /** Rows in the file / decoded (after pruning, before filtering) / returned so far. */
-  rowsTotal: number;
-  rowsScanned: number;
+  /** Rows returned so far. */
   rowsOut: number;
   /**
    * Output rows of filter columns not decoded twice: served from arrow-rs's predicate cache within a

@@ -175,20 +175,27 @@ pub struct ReadTask {
     pub rows_scanned: u64,
 }
 
-/// What planning decided, for scan statistics.
+/// What planning decided, for scan statistics (the package's `ScanStats` shows these counters as
+/// they are: their docs here are its docs).
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PlanStats {
+    /// Row groups in the file.
     pub row_groups_total: usize,
+    /// Row groups skipped by their footer statistics.
     pub row_groups_pruned_by_stats: usize,
+    /// Row groups skipped because their bloom filters exclude every `=`/`IN` value.
     pub row_groups_pruned_by_bloom: usize,
+    /// Row groups skipped by the page index (every page of a filter column excluded).
     pub row_groups_pruned_by_page_index: usize,
     /// Data pages of the filter columns in the row groups left after statistics pruning.
     pub pages_total: usize,
+    /// Of those, the pages the column index skipped.
     pub pages_pruned: usize,
+    /// Rows in the file.
     pub rows_total: u64,
-    /// Rows the tasks decode (before filtering).
+    /// Rows the tasks decode (after pruning, before filtering).
     pub rows_scanned: u64,
     /// Which row groups the filter skipped, and by what: `stats`, `bloom` or `pageIndex`.
     pub pruned_row_groups: Vec<PrunedRowGroup>,
