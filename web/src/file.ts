@@ -373,7 +373,7 @@ export class ParquetFile {
   /** Reads rows: an async iterable of `RecordBatch`es in file order (see {@link Scan}). */
   scan(options: ScanOptions = {}): Scan {
     const startedAt = performance.now();
-    this.context.checkScanOptions({ offset: options.offset, limit: options.limit, batchSize: options.batchSize });
+    this.context.checkScanOptions(options);
     const fields = {
       columns: options.columns,
       offset: options.offset,

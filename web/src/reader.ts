@@ -243,12 +243,8 @@ export const DEFAULT_READ_AHEAD_DECODED_BYTES = 256 * 1024 * 1024;
  */
 export const DEFAULT_PREFETCH_OUTPUT_BYTES = 1024 * 1024;
 
-/**
- * Default bytes of column chunks (in one row group, without an offset index) worth a round trip
- * to walk their page headers: pyarrow's 1M-row groups of lineitem hold 35 MB (first rows then
- * read 3.5 MB); DuckDB's 123k-row groups hold 4.5 MB in one page per chunk, where walking would
- * cost a round trip and save nothing. Declared by the core (generated into the contract).
- */
+// The default of `pageWalkMinBytes` is the core's (`page_layout::DEFAULT_PAGE_WALK_MIN_BYTES`,
+// which says why), generated into the contract.
 export { DEFAULT_PAGE_WALK_MIN_BYTES };
 
 /** Default bytes read from the end of a file at open. */

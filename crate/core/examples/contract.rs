@@ -46,7 +46,7 @@ fn main() {
     ));
     // Defaults the package shows its users, declared once (in Rust).
     out.push_str(&format!(
-        "/** Default of the reader's `pageWalkMinBytes` (see `page_layout::DEFAULT_PAGE_WALK_MIN_BYTES`). */\n\
+        "/** Default of the reader's `pageWalkMinBytes`: bytes of column chunks (in one row group, without an offset index) worth a round trip to walk their page headers (`page_layout::DEFAULT_PAGE_WALK_MIN_BYTES` says why). */\n\
          export const DEFAULT_PAGE_WALK_MIN_BYTES = {};\n\n",
         parquet_skim_core::page_layout::DEFAULT_PAGE_WALK_MIN_BYTES
     ));

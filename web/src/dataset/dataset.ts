@@ -344,7 +344,7 @@ export class Dataset {
   /** Reads rows of every file, in file order: an async iterable of `RecordBatch`es (see {@link Scan}). */
   scan(options: ScanOptions = {}): Scan<DatasetScanStats> {
     const startedAt = performance.now();
-    this.context.checkScanOptions({ offset: options.offset, limit: options.limit, batchSize: options.batchSize });
+    this.context.checkScanOptions(options);
     const offset = options.offset ?? 0;
     const { limit, batchSize } = options;
     const columns = options.columns ?? this.schema.fields.map((f) => f.name);
