@@ -107,6 +107,55 @@ test("schema 'first': a scan filtered on partitions never touches the pruned fil
   ]);
 });
 
+test('footerMemoryBytes: files closed behind the scans, in the page and the workers, and opened again; the same answers', async ({
+  harness,
+  server,
+}) => {
+  const urls = reference.hive.files.map((f) => `${server.url}/sample/datasets/hive/${f}`);
+  const result = await harness.evaluate(async (urls) => {
+    const { skim } = window.harness;
+    // Every task on the workers: they hold the files' footers too, and are told to drop them.
+    const reader = await skim.createReader({ inlineTaskBytes: 0, inlineScanBytes: 0 });
+    const passes = [];
+    for (const schema of ['union', 'first'] as const) {
+      // Room for about one file's footer.
+      const dataset = await reader.openDataset(urls, { schema, footerMemoryBytes: 1 });
+      const count = await dataset.count({ filter: 'id >= 0' });
+      const first = await dataset.scan({ columns: ['id'], limit: 20 }).toTable();
+      const euScan = dataset.scan({ columns: ['id', 'region'], filter: "region = 'EU' AND value < 0.25" });
+      const eu = await euScan.toTable();
+      let sumId = 0;
+      for (const id of eu.getChild('id') ?? []) sumId += Number(id);
+      const late = await dataset.aggregate({
+        aggregates: { total: skim.sum(skim.col('value')) },
+        filter: 'year >= 2022',
+      });
+      passes.push({
+        count,
+        firstIds: [...(first.getChild('id') ?? [])].map(Number),
+        eu: { rows: eu.numRows, sumId },
+        late: late.values.total,
+        closed: euScan.stats.filesClosed,
+        open: dataset.files.filter((f) => f.file !== null).length,
+      });
+      dataset.close();
+    }
+    const alive = reader.workerCount;
+    reader.dispose();
+    return { passes, alive };
+  }, urls);
+  expect(result.alive).toBeGreaterThan(0);
+  for (const pass of result.passes) {
+    expect(pass.count).toBe(reference.hive.rows);
+    expect(pass.firstIds).toEqual(reference.hive.firstIds);
+    expect(pass.eu).toEqual({ rows: reference.hive.euCheap.rows, sumId: reference.hive.euCheap.sumId });
+    expect(pass.late).toBeCloseTo(reference.hive.lateSumValue, 6);
+    // The four EU files read, each closed once the scan was past it but the last one.
+    expect(pass.closed).toBeGreaterThanOrEqual(3);
+    expect(pass.open).toBeLessThanOrEqual(1);
+  }
+});
+
 test('a chosen folder of Files: partitions from their relative paths, the same answers', async ({ harness }) => {
   await harness.setInputFiles('#folder-input', path.join(datasets, 'hive'));
   const result = await harness.evaluate(async () => {

@@ -172,6 +172,15 @@ export class ParquetFile {
     return this.handle.footerBytes;
   }
 
+  /**
+   * Memory the open file holds in the core, in bytes: its decoded footer (metadata, page index)
+   * and the footer bytes kept for the workers. Each worker a scan of the file ran on holds the
+   * same again. A file of many row groups holds several times its footer.
+   */
+  get memoryBytes(): number {
+    return this.handle.memoryBytes;
+  }
+
   /** Size of the file in bytes. */
   get byteLength(): number {
     return this.footer.fileLen;
@@ -191,6 +200,15 @@ export class ParquetFile {
     // Both stay readable after the close.
     void this.schema;
     void this.metadata;
+    this.release();
+  }
+
+  /**
+   * @internal Closes the file without keeping its schema and metadata readable: a dataset's file
+   * it forgets (and opens again when a scan reaches it), whose summary nobody will read.
+   */
+  release(): void {
+    if (this.closed) return;
     this.closed = true;
     this.context.executor.closeFile(this.footer.fileId);
     this.handle.free();

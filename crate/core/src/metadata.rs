@@ -385,6 +385,16 @@ impl ParquetFile {
         &self.footer
     }
 
+    /// Memory the open file holds, in bytes: its decoded metadata (arrow-rs's estimate, which
+    /// leaves out allocator overhead) and the footer bytes kept for workers. A file of many row
+    /// groups holds several times its footer: lineitem written by pyarrow per month (~180 row
+    /// groups × 16 columns, a 292 KB footer) holds ~1.3 MB. A dataset bounds the sum over the
+    /// files it keeps open by this.
+    pub fn memory_bytes(&self) -> u64 {
+        let footer: usize = self.footer.iter().map(|(_, bytes)| bytes.len()).sum();
+        (self.metadata().memory_size() + footer) as u64
+    }
+
     /// The same file described by `metadata` (an edited copy of this file's: see `rebase`), read
     /// with the same Arrow schema.
     pub(crate) fn with_metadata(&self, metadata: Arc<ParquetMetaData>) -> Result<Self> {

@@ -7,7 +7,9 @@ use arrow_array::{cast::AsArray, types::Int64Type};
 use arrow_schema::DataType;
 use bytes::Bytes;
 use common::*;
+use parquet::file::properties::WriterProperties;
 use parquet_skim_core::{plan_scan, FileSummary, MetadataLoader, ParquetFile, ScanRequest};
+use std::sync::Arc;
 
 #[test]
 fn a_large_tail_read_opens_in_one_read() {
@@ -41,6 +43,33 @@ fn workers_rebuild_the_file_from_footer_bytes() {
     assert_eq!(rebuilt.arrow_schema(), parquet.arrow_schema());
     let footer_bytes: u64 = parquet.footer().iter().map(|(r, _)| r.end - r.start).sum();
     assert!(footer_bytes < file.len() as u64 / 4);
+    // What it holds: at least the footer it keeps, and more for more row groups.
+    assert!(parquet.memory_bytes() > footer_bytes);
+    assert!(rebuilt.memory_bytes() > footer_bytes);
+}
+
+#[test]
+fn memory_held_grows_with_the_row_groups_described() {
+    let batch = |rows: i64| {
+        let ids = arrow_array::Int64Array::from_iter_values(0..rows);
+        arrow_array::RecordBatch::try_from_iter([("id", Arc::new(ids) as arrow_array::ArrayRef)])
+            .expect("batch")
+    };
+    let held = |row_group_rows: usize| {
+        let props = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(row_group_rows))
+            .build();
+        let file = write_parquet(&batch(4096), props);
+        let (parquet, _) = open(&file, 512 * 1024);
+        assert_eq!(parquet.metadata().num_row_groups(), 4096 / row_group_rows);
+        parquet.memory_bytes()
+    };
+    let (one, many) = (held(4096), held(64));
+    // 64 row groups describe 64 column chunks where one describes one.
+    assert!(
+        many > 20 * one,
+        "{many} bytes for 64 row groups, {one} for one"
+    );
 }
 
 #[test]

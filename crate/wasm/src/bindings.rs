@@ -85,6 +85,12 @@ impl JsFile {
             .sum::<u64>() as f64
     }
 
+    /// Memory the open file holds in this instance (see `ParquetFile::memory_bytes`).
+    #[wasm_bindgen(getter, js_name = memoryBytes)]
+    pub fn memory_bytes(&self) -> f64 {
+        self.file.memory_bytes() as f64
+    }
+
     /// The file's metadata summary as JSON (see `FileSummary`).
     pub fn summary(&self) -> Result<String, JsValue> {
         json(&FileSummary::of(&self.file))

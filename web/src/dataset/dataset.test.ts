@@ -251,6 +251,41 @@ describe('a dataset over HTTP whose footers are read as scans need them', () => 
     expect(await idsOf(lazy.scan({ columns: ['id'] }))).toEqual(ids.flat());
   });
 
+  it('keeps the files it holds open within footerMemoryBytes, and opens a closed one again when a scan reaches it', async () => {
+    for (const schema of ['first', 'union'] as const) {
+      const unbounded = await reader.openDataset(urls, { schema });
+      await unbounded.count({ filter: 'id >= 0' });
+      const everyFile = unbounded.files.map((f) => f.file?.memoryBytes ?? 0);
+      expect(unbounded.memoryBytes).toBe(everyFile.reduce((a, b) => a + b, 0));
+      expect(unbounded.files.every((f) => f.file !== null)).toBe(true);
+      const largest = Math.max(...everyFile);
+      // Room for about one file: each is closed once no scan reads it.
+      const budget = largest + 1;
+      const bounded = await reader.openDataset(urls, { schema, footerMemoryBytes: budget });
+      expect(bounded.schema.fields.map(String)).toEqual(unbounded.schema.fields.map(String));
+      expect(bounded.memoryBytes).toBeLessThanOrEqual(budget);
+      for (let pass = 0; pass < 2; pass++) {
+        server.resetLog();
+        const scan = bounded.scan({ columns: ['id', 'region'] });
+        expect(await idsOf(scan)).toEqual(ids.flat());
+        expect(scan.stats.filesClosed).toBeGreaterThanOrEqual(2);
+        expect(bounded.memoryBytes).toBeLessThanOrEqual(budget);
+        // b.parquet was closed (after the open, or after the pass before): opened again.
+        expect(requestsTo('b.parquet')).toBeGreaterThanOrEqual(1);
+      }
+      expect(await bounded.count({ filter: "region = 'EU'" })).toBe(await unbounded.count({ filter: "region = 'EU'" }));
+      expect(bounded.memoryBytes).toBeLessThanOrEqual(budget);
+      expect(bounded.files.filter((f) => f.file === null).length).toBeGreaterThanOrEqual(2);
+      expect(bounded.files.map((f) => f.rows)).toEqual([8, 2, 2, 7300]);
+      bounded.close();
+      unbounded.close();
+    }
+    await expect(reader.openDataset(urls, { footerMemoryBytes: -1 })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringContaining("'footerMemoryBytes'"),
+    });
+  });
+
   it('reads a manifest of paths and sizes, relative to its URL', async () => {
     server.resetLog();
     const manifest = `data:application/json,${encodeURIComponent(

@@ -51,6 +51,7 @@ import { Scan, type ScanStats } from '../scan.js';
 import type { TaskResult } from '../scheduler/executor.js';
 import type { PhaseCosts, ScanPart, SchedulerContext } from '../scheduler/scheduler.js';
 import { runParts } from '../scheduler/scheduler.js';
+import type { HeldFiles } from './held-files.js';
 import { type Constant, filterColumns, foldFilter, type PartitionColumn, type PartitionValue } from './partitions.js';
 import { conformBatch, sameType, type UnifiedSchema, widen } from './schema.js';
 
@@ -63,7 +64,11 @@ export interface DatasetFile {
   /** Bytes and rows, from its footer (null when it could not be opened). */
   size: number | null;
   rows: number | null;
-  /** The open file (null when it failed to open and `onFileError` is `'skip'`). */
+  /**
+   * The open file: null when it failed to open (with `onFileError: 'skip'`), with `schema:
+   * 'first'` until a scan reaches it, and after the dataset closed it to keep its open files
+   * within `footerMemoryBytes` (a scan that reaches it opens it again).
+   */
   file: ParquetFile | null;
   /** Why it could not be opened (with `onFileError: 'skip'`). */
   error: ParquetSkimError | null;
@@ -108,6 +113,11 @@ export interface DatasetScanStats extends ScanStats {
   filesPrunedByPartition: number;
   filesPrunedByStats: number;
   filesSkipped: number;
+  /**
+   * Files the dataset closed during the scan to keep the memory of its open files within
+   * `footerMemoryBytes`; each costs its footer's request again when a scan reaches it.
+   */
+  filesClosed: number;
   files: DatasetFileStats[];
 }
 
@@ -173,6 +183,8 @@ interface Running {
   signal: AbortSignal;
   states: Map<ScanPart, PartState>;
   costs: Array<{ cost: PhaseCosts; scan: ScanStats }>;
+  /** The files the run holds open: opened ahead for it, or being read ({@link HeldFiles}). */
+  pinned: Set<number>;
 }
 
 /**
@@ -207,10 +219,12 @@ export class Dataset {
     readonly stats: DatasetOpenStats,
     private readonly skipFailed: boolean,
     /**
-     * With `schema: 'first'`: opens file `index` when a scan first needs it, and how many to open
-     * ahead of the scan. Null when every file was opened with the dataset.
+     * Opens file `index` when a scan needs it (again), and how many to open ahead of a scan;
+     * `lazy`: with `schema: 'first'`, files are first opened that way.
      */
-    private readonly lazy: { open(index: number): Promise<ParquetFile>; concurrency: number } | null = null,
+    private readonly opener: { open(index: number): Promise<ParquetFile>; concurrency: number; lazy: boolean },
+    /** The files kept open, within `footerMemoryBytes`. */
+    private readonly held: HeldFiles,
   ) {
     this.schema = unified.schema;
     this.conflicts = unified.conflicts;
@@ -228,8 +242,9 @@ export class Dataset {
   private readonly opening = new Map<number, Promise<ParquetFile>>();
 
   /**
-   * File `index`, opened (`schema: 'first'` opens files as scans reach them); its schema checked
-   * against the dataset's. A failure is kept on the file: later scans see it too.
+   * File `index`, opened (`schema: 'first'` opens files as scans reach them, and a file closed to
+   * stay within `footerMemoryBytes` is opened again); its schema checked against the dataset's. A
+   * failure is kept on the file: later scans see it too. The caller has pinned it ({@link pin}).
    */
   private openFile(index: number): Promise<ParquetFile> {
     const entry = this.files[index] as DatasetFile;
@@ -237,9 +252,7 @@ export class Dataset {
     if (entry.error !== null) return Promise.reject(entry.error);
     let promise = this.opening.get(index);
     if (promise === undefined) {
-      const opener = this.lazy;
-      if (opener === null) return Promise.reject(new ParquetSkimError('INTERNAL', `file ${index} was never opened`));
-      promise = opener.open(index).then(
+      promise = this.opener.open(index).then(
         (file) => {
           try {
             this.checkLateSchema(index, entry.path, file);
@@ -248,6 +261,7 @@ export class Dataset {
             throw error;
           }
           Object.assign(entry, { file, size: file.byteLength, rows: file.numRows });
+          this.held.opened(index, file.memoryBytes);
           return file;
         },
         (error: unknown) => {
@@ -257,27 +271,45 @@ export class Dataset {
       promise.catch((error: unknown) => {
         entry.error = toSkimError(error) as ParquetSkimError;
       });
+      // Settled, the file is on its entry (or its error is): a later open asks the entry.
+      promise.finally(() => this.opening.delete(index)).catch(() => undefined);
       this.opening.set(index, promise);
     }
     return promise;
   }
 
+  /** `running` holds file `index` open (once however often it asks). */
+  private pin(running: Running, index: number): void {
+    if (running.pinned.has(index)) return;
+    running.pinned.add(index);
+    this.held.pin(index);
+  }
+
+  /** `running` is done with file `index`. */
+  private unpin(running: Running, index: number): void {
+    if (running.pinned.delete(index)) this.held.unpin(index);
+  }
+
   /**
-   * Starts opening the files from `index` on that a scan with `filter` will read (not those its
-   * partition values rule out), up to the lazy opener's concurrency, so footers arrive ahead of
-   * the scan rather than one round trip per file on its path — only the file at `index` for a
-   * scan with a limit.
+   * Starts opening the files from `index` on that the run will read (not those its filter's
+   * partition values rule out), up to the opener's concurrency and as far as the files the run
+   * holds leave room within `footerMemoryBytes`, so footers arrive ahead of the scan rather than
+   * one round trip per file on its path — only the file at `index` for a scan with a limit. The
+   * run holds each file it opens ahead.
    */
-  private openAhead(index: number, filter: FilterAst | undefined, limited: boolean): void {
-    if (this.lazy === null) return;
+  private openAhead(running: Running, index: number): void {
+    // Every file was opened with the dataset, and none has been closed since: nothing to open.
+    if (!this.opener.lazy && this.held.closed === 0) return;
+    const { filter, hasLimit } = running.spec;
     // A scan with a limit may end in this very file: it opens the next only when it gets there.
-    const last = limited ? index : this.files.length - 1;
+    const last = hasLimit ? index : this.files.length - 1;
     let started = 0;
-    for (let j = index; j <= last && started < this.lazy.concurrency; j++) {
+    for (let j = index; j <= last && started < this.opener.concurrency && this.held.hasRoom(); j++) {
       const entry = this.files[j] as DatasetFile;
       if (entry.file !== null || entry.error !== null) continue;
       if (!this.opening.has(j) && filter !== undefined && this.prunedByPartition(entry, filter)) continue;
       started += 1;
+      this.pin(running, j);
       this.openFile(j).catch(() => undefined);
     }
   }
@@ -336,9 +368,17 @@ export class Dataset {
     }
   }
 
+  /** Memory the dataset's open files hold in the core, in bytes (see `footerMemoryBytes`). */
+  get memoryBytes(): number {
+    return this.held.bytes;
+  }
+
   /** Closes every file. */
   close(): void {
-    for (const entry of this.files) entry.file?.close();
+    for (const [index, entry] of this.files.entries()) {
+      entry.file?.close();
+      this.held.forget(index);
+    }
   }
 
   /** Reads rows of every file, in file order: an async iterable of `RecordBatch`es (see {@link Scan}). */
@@ -558,19 +598,25 @@ export class Dataset {
   private async *run(spec: RunSpec): AsyncGenerator<{ state: PartState; result: TaskResult }> {
     const { lifetime } = this.context;
     const signal = spec.signal === undefined ? lifetime : AbortSignal.any([spec.signal, lifetime]);
-    const running: Running = { spec, signal, states: new Map(), costs: [] };
+    const running: Running = { spec, signal, states: new Map(), costs: [], pinned: new Set() };
+    const closedBefore = this.held.closed;
     const started = performance.now();
     // Summing every file's stats costs O(files): done after every task, it was most of a hive
     // dataset's count (84 files, 2,200 tasks of ~450 rows: 0.6 s of 1.3 s in Node). So at most
-    // every SYNC_MS while the run goes on (progress and `stats` lag by that much), and at its end.
+    // every SYNC_MS while the run goes on (progress and `stats` lag by that much), and at its end
+    // — and no more often than SYNC_SHARE allows for what a sum costs, which grows with the files
+    // read (a count over 1,008 files spent 6.8 of its 21 s summing every 16 ms).
     let syncedAt = Number.NEGATIVE_INFINITY;
+    let syncMs = 0;
     const sync = (final = false) => {
       const now = performance.now();
-      if (!final && now - syncedAt < SYNC_MS) return;
+      if (!final && now - syncedAt < Math.max(SYNC_MS, syncMs / SYNC_SHARE)) return;
       syncedAt = now;
       spec.stats.rowsTotal = this.files.reduce((sum, f) => sum + (f.rows ?? 0), 0);
       for (const { cost, scan } of running.costs) syncStats(scan, cost, spec.startedAt, started);
       totals(spec.stats, running.costs, spec.startedAt);
+      spec.stats.filesClosed = this.held.closed - closedBefore;
+      syncMs = performance.now() - now;
     };
     try {
       throwIfAborted(signal);
@@ -593,6 +639,7 @@ export class Dataset {
       if (signal.aborted && error === signal.reason) throw error;
       throw toSkimError(error);
     } finally {
+      for (const index of [...running.pinned]) this.unpin(running, index);
       sync(true);
     }
   }
@@ -612,11 +659,12 @@ export class Dataset {
     for (const [index, entry] of this.files.entries()) {
       const fileStats = spec.stats.files[index] as DatasetFileStats;
       const decided = await this.decide(running, index, entry);
-      if (typeof decided === 'string') {
-        fileStats.fate = decided;
+      if (typeof decided === 'string' || decided === null) {
+        // Decided without reading: the run is done with the file.
+        this.unpin(running, index);
+        if (decided !== null) fileStats.fate = decided;
         continue;
       }
-      if (decided === null) continue;
       const { planned } = decided.part;
       fileStats.scan = planned.stats;
       const cost = newPhaseCosts();
@@ -626,15 +674,17 @@ export class Dataset {
         part = await decided.part.prepare(signal, cost);
       } catch (error) {
         if (signal.aborted) throw error;
+        this.unpin(running, index);
         this.fail(spec.stats, index, error);
         continue;
       }
       if (part.tasks.length === 0) {
+        this.unpin(running, index);
         fileStats.fate = 'stats';
         continue;
       }
       fileStats.fate = 'read';
-      const withHooks = this.hooked(spec, part, planned.stats);
+      const withHooks = this.hooked(spec, part, planned.stats, () => this.unpin(running, index));
       running.states.set(withHooks, {
         index,
         skip: decided.skip,
@@ -656,7 +706,8 @@ export class Dataset {
     const { spec, signal } = running;
     if (spec.filter !== undefined && this.prunedByPartition(entry, spec.filter)) return 'partition';
     if (spec.done?.() === true) return 'unread';
-    this.openAhead(index, spec.filter, spec.hasLimit);
+    this.openAhead(running, index);
+    this.pin(running, index);
     let file: ParquetFile;
     try {
       file = await this.openFile(index);
@@ -673,8 +724,11 @@ export class Dataset {
     }
   }
 
-  /** `part` with the run's hooks: failures come back to be named, tasks counted in the file's stats. */
-  private hooked(spec: RunSpec, part: ScanPart, scan: ScanStats): ScanPart {
+  /**
+   * `part` with the run's hooks: failures come back to be named, tasks counted in the file's
+   * stats, and `closed` called once its scan is done.
+   */
+  private hooked(spec: RunSpec, part: ScanPart, scan: ScanStats, closed: () => void): ScanPart {
     const missed = new Set<number>();
     const { stats, startedAt } = spec;
     return {
@@ -688,6 +742,7 @@ export class Dataset {
         stats.timeline.firstResult ??= performance.now() - startedAt;
         countTask(scan, missed, task.spec, result);
       },
+      onClose: closed,
     };
   }
 
@@ -711,9 +766,9 @@ export class Dataset {
       throw new ParquetSkimError(
         'UNKNOWN_COLUMN',
         `unknown column '${name}': the dataset's columns are ${this.schema.fields.map((f) => f.name).join(', ')}` +
-          (this.lazy === null
-            ? ''
-            : " (the first file's: open the dataset with schema: 'union' for the columns of every file)"),
+          (this.opener.lazy
+            ? " (the first file's: open the dataset with schema: 'union' for the columns of every file)"
+            : ''),
       );
     }
     return field;
@@ -764,6 +819,8 @@ export function inFile(error: unknown, path: string): Error {
 /** Whether an error is the file's (its bytes, its server) rather than the query's or the reader's. */
 /** Least milliseconds between two summings of a dataset scan's stats while it runs. */
 const SYNC_MS = 16;
+/** Most share of a dataset scan's time its stats' summing may take while it runs. */
+const SYNC_SHARE = 0.05;
 
 export function isFileError(error: Error): boolean {
   if (isAbortError(error) || !(error instanceof ParquetSkimError)) return false;
@@ -806,6 +863,7 @@ function newStats(files: readonly DatasetFile[]): DatasetScanStats {
     filesPrunedByPartition: 0,
     filesPrunedByStats: 0,
     filesSkipped: 0,
+    filesClosed: 0,
     files: files.map((f) => ({ path: f.path, fate: 'unread', scan: null, rowsOut: 0, error: null })),
   };
 }
@@ -893,4 +951,13 @@ export interface DatasetOptions extends Omit<OpenOptions, 'size'> {
    * the file; `'skip'` leaves it out and lists it (`dataset.files[i].error`, the scan's stats).
    */
   onFileError?: 'fail' | 'skip';
+  /**
+   * The most memory, in bytes, the dataset's open files may hold in the core (their decoded
+   * footers: `ParquetFile.memoryBytes`) — default 256 MiB. A file of many row groups holds
+   * several times its footer (~1.3 MB for a 292 KB footer of ~180 row groups), and a page's
+   * WebAssembly memory ends at 4 GiB. Beyond the bound, files no scan is reading are closed,
+   * least recently read first, and opened again (one footer request) when a scan reaches them;
+   * a scan opens ahead only as far as the bound leaves room. `stats.filesClosed` counts them.
+   */
+  footerMemoryBytes?: number;
 }

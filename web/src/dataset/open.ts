@@ -16,6 +16,7 @@ import {
   isFileError,
   mapConcurrently,
 } from './dataset.js';
+import { HeldFiles } from './held-files.js';
 import { inferPartitions, type PartitionColumn } from './partitions.js';
 import { unifySchemas } from './schema.js';
 import { type DatasetSources, resolveSources } from './sources.js';
@@ -26,6 +27,9 @@ const MAX_DATASET_TAIL_BYTES = 512 * 1024;
 
 /** Default footers read at once while opening a dataset. */
 export const DEFAULT_DATASET_CONCURRENCY = 128;
+
+/** Default bound on the memory a dataset's open files hold in the core (see `footerMemoryBytes`). */
+export const DEFAULT_FOOTER_MEMORY_BYTES = 256 * 1024 * 1024;
 
 /** Opens the files of `sources` as one {@link Dataset}. */
 export async function openDataset(
@@ -44,7 +48,7 @@ export async function openDataset(
   );
   const opener = new FileOpener(entries, open, settings);
   const files = await opener.openAll(partitions, values);
-  const opened = files.filter((f) => f.file !== null);
+  const { opened } = opener;
   if (opened.length === 0) {
     throw new ParquetSkimError(
       files[0]?.error?.code ?? 'INVALID_ARGUMENT',
@@ -54,15 +58,11 @@ export async function openDataset(
   }
   let unified: ReturnType<typeof unifySchemas>;
   try {
-    unified = unifySchemas(
-      opened.map((f) => ({ path: f.path, schema: (f.file as ParquetFile).schema })),
-      partitions,
-    );
+    unified = unifySchemas(opened, partitions);
   } catch (error) {
-    for (const f of opened) f.file?.close();
+    for (const f of files) f.file?.close();
     throw error;
   }
-  const logs = opened.flatMap((f) => f.file?.requestLog() ?? []);
   return new Dataset(
     context,
     files,
@@ -72,12 +72,13 @@ export async function openDataset(
       files: files.length,
       filesOpened: opened.length,
       filesFailed: files.length - opened.length,
-      requests: logs.length,
-      bytes: logs.reduce((sum, e) => sum + e.bytes, 0),
+      requests: opener.requests,
+      bytes: opener.bytes,
       ms: performance.now() - startedAt,
     },
     settings.onFileError === 'skip',
-    settings.schema === 'first' ? { open: (i) => opener.openEntry(i), concurrency: settings.concurrency } : null,
+    { open: (i) => opener.openEntry(i), concurrency: settings.concurrency, lazy: settings.schema === 'first' },
+    opener.held,
   );
 }
 
@@ -89,6 +90,7 @@ function checkedSettings(options: DatasetOptions) {
     concurrency = DEFAULT_DATASET_CONCURRENCY,
     onFileError = 'fail',
     schema = 'first',
+    footerMemoryBytes = DEFAULT_FOOTER_MEMORY_BYTES,
     ...openOptions
   } = options;
   if (schema !== 'union' && schema !== 'first') throw invalidArgument('schema', "'union' or 'first'", schema);
@@ -99,7 +101,9 @@ function checkedSettings(options: DatasetOptions) {
     throw invalidArgument('concurrency', 'a whole number >= 1', concurrency);
   if (onFileError !== 'fail' && onFileError !== 'skip')
     throw invalidArgument('onFileError', "'fail' or 'skip'", onFileError);
-  return { hivePartitioning, partitionSchema, concurrency, onFileError, schema, openOptions };
+  if (!Number.isSafeInteger(footerMemoryBytes) || footerMemoryBytes < 0)
+    throw invalidArgument('footerMemoryBytes', 'a whole number of bytes >= 0', footerMemoryBytes);
+  return { hivePartitioning, partitionSchema, concurrency, onFileError, schema, footerMemoryBytes, openOptions };
 }
 
 type Settings = ReturnType<typeof checkedSettings>;
@@ -134,8 +138,20 @@ function partitionsOf(
  * 'fail', the first file that fails stops the opens not yet started, and every file opened is
  * closed again before the error is thrown. With schema: 'first', only the first file that opens
  * is opened here; the others are left to the scans that reach them ({@link openEntry}).
+ *
+ * The files opened count against `footerMemoryBytes` ({@link held}) from the start: a union of
+ * more files than fit is opened within it, each file's schema and requests taken as it opens.
  */
 class FileOpener {
+  /** The dataset's files, in order, as they open. */
+  private readonly files: DatasetFile[];
+  /** The files kept open (the ones closed over the bound are forgotten on their entries). */
+  readonly held: HeldFiles;
+  /** Each file opened here: its path and schema, in order. */
+  readonly opened: Array<{ index: number; path: string; schema: ParquetFile['schema'] }> = [];
+  /** Footer requests and bytes of the files opened here. */
+  requests = 0;
+  bytes = 0;
   private footerReadBytes: number | undefined;
   private failed: Error | undefined;
   private firstOpened = false;
@@ -150,6 +166,13 @@ class FileOpener {
     private readonly settings: Settings,
   ) {
     this.footerReadBytes = settings.openOptions.footerReadBytes;
+    this.files = new Array<DatasetFile>(entries.length);
+    this.held = new HeldFiles(settings.footerMemoryBytes, (i) => {
+      const entry = this.files[i];
+      if (entry === undefined) return;
+      entry.file?.release();
+      entry.file = null;
+    });
   }
 
   /** Opens file `i` of the dataset (with the fitted tail read). */
@@ -166,14 +189,30 @@ class FileOpener {
   async openAll(partitions: PartitionColumn[], values: Array<Array<bigint | string | null>>): Promise<DatasetFile[]> {
     const { schema, concurrency } = this.settings;
     const eager = schema === 'union' ? concurrency : 1;
-    const files = await mapConcurrently(this.entries.length, eager, (i) =>
-      this.openOne(i, Object.fromEntries(partitions.map((p, k) => [p.name, values[i]?.[k] ?? null]))),
-    );
+    await mapConcurrently(this.entries.length, eager, async (i) => {
+      this.files[i] = await this.openOne(
+        i,
+        Object.fromEntries(partitions.map((p, k) => [p.name, values[i]?.[k] ?? null])),
+      );
+      const file = this.files[i]?.file;
+      if (file !== undefined && file !== null) this.took(i, file);
+    });
+    // In path order, as a dataset's schema is built.
+    this.opened.sort((a, b) => a.index - b.index);
     if (this.failed !== undefined) {
-      for (const f of files) f.file?.close();
+      for (const f of this.files) f.file?.close();
       throw this.failed;
     }
-    return files;
+    return this.files;
+  }
+
+  /** What the dataset keeps of file `i` opened here: its schema and requests; then it counts against the bound. */
+  private took(i: number, file: ParquetFile): void {
+    const log = file.requestLog();
+    this.requests += log.length;
+    this.bytes += log.reduce((sum, e) => sum + e.bytes, 0);
+    this.opened.push({ index: i, path: this.entries[i]?.path ?? '', schema: file.schema });
+    this.held.opened(i, file.memoryBytes);
   }
 
   private async openOne(i: number, partitions: DatasetFile['partitions']): Promise<DatasetFile> {

@@ -60,6 +60,8 @@ export interface ScanPart {
   onTaskStart?(task: PlannedTask): void;
   /** Called when a task's result is handed out. */
   onTaskDone?(task: PlannedTask, result: TaskResult): void;
+  /** Called once when the part's scan is closed: its last result handed out, or the scan ended. */
+  onClose?(): void;
 }
 
 /** What every part of a scan shares: the I/O queue, the executor and the read-ahead bounds. */
@@ -277,7 +279,9 @@ class KnownTasks {
   }
 
   close(part: ScanPart): void {
-    if (this.open.delete(part)) this.executor.closeScan(part.scan.scanId);
+    if (!this.open.delete(part)) return;
+    this.executor.closeScan(part.scan.scanId);
+    part.onClose?.();
   }
 
   closeAll(): void {

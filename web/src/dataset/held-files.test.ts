@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { HeldFiles } from './held-files.js';
+
+/** A HeldFiles of `budget` bytes, and the files it closed, in order. */
+function held(budget: number) {
+  const closed: number[] = [];
+  return { files: new HeldFiles(budget, (i) => closed.push(i)), closed };
+}
+
+describe('the files a dataset keeps open', () => {
+  it('keeps every file under the budget', () => {
+    const { files, closed } = held(100);
+    for (let i = 0; i < 4; i++) files.opened(i, 25);
+    expect(files.bytes).toBe(100);
+    expect(closed).toEqual([]);
+    expect(files.closed).toBe(0);
+  });
+
+  it('closes idle files over it, least recently used first', () => {
+    const { files, closed } = held(100);
+    for (let i = 0; i < 4; i++) files.opened(i, 25);
+    // File 0 used again: 1 is now the least recently used.
+    files.pin(0);
+    files.unpin(0);
+    files.opened(4, 25);
+    expect(closed).toEqual([1]);
+    files.opened(5, 60);
+    expect(closed).toEqual([1, 2, 3, 0]);
+    expect(files.bytes).toBe(85);
+    expect(files.closed).toBe(4);
+  });
+
+  it('never closes a file a run holds, and closes it once the last run is done with it', () => {
+    const { files, closed } = held(50);
+    files.pin(0);
+    files.pin(0);
+    files.opened(0, 40);
+    files.pin(1);
+    files.opened(1, 40);
+    expect(closed).toEqual([]);
+    expect(files.bytes).toBe(80);
+    files.unpin(0);
+    expect(closed).toEqual([]);
+    files.unpin(0);
+    expect(closed).toEqual([0]);
+    files.unpin(1);
+    expect(closed).toEqual([0]);
+    expect(files.bytes).toBe(40);
+  });
+
+  it('has room for another file while the held ones and one more fit', () => {
+    const { files } = held(100);
+    expect(files.hasRoom()).toBe(true);
+    files.pin(0);
+    files.opened(0, 30);
+    files.pin(1);
+    files.opened(1, 30);
+    expect(files.hasRoom()).toBe(true);
+    // A file pinned while it opens counts as the average one.
+    files.pin(2);
+    expect(files.hasRoom()).toBe(false);
+    files.unpin(2);
+    // Idle files do not count: they are closed to make room.
+    files.unpin(1);
+    files.pin(3);
+    expect(files.hasRoom()).toBe(true);
+  });
+
+  it('forgets a file its owner closed', () => {
+    const { files, closed } = held(50);
+    files.opened(0, 40);
+    files.forget(0);
+    files.opened(1, 40);
+    expect(closed).toEqual([]);
+    expect(files.bytes).toBe(40);
+  });
+});
