@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use crate::aggregate::AggregateSpec;
 use crate::column_cache::{cache_key, group_cache_key};
 use crate::error::{Result, SkimError};
-use crate::filter::bloom::{bloom_ranges, excluded_by_bloom};
+use crate::filter::bloom::{bloom_ranges, excluded_by_bloom, may_use_blooms};
 use crate::filter::prune::{prune_pages, row_groups_may_match};
 use crate::filter::{Expr, Filter};
 use crate::limits::DecodeLimits;
@@ -264,6 +264,9 @@ pub fn bloom_ranges_for(file: &ParquetFile, request: &ScanRequest) -> Result<Vec
         return Ok(Vec::new());
     };
     let filter = Filter::try_new(expr, file)?;
+    if !may_use_blooms(filter.predicate(), file.metadata()) {
+        return Ok(Vec::new());
+    }
     let keep = row_groups_may_match(filter.predicate(), file.metadata());
     Ok(bloom_ranges(
         filter.predicate(),

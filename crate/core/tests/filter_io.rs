@@ -208,6 +208,24 @@ fn bloom_filters_prune_row_groups_for_equality_and_in() {
 }
 
 #[test]
+fn no_bloom_filter_is_asked_for_where_none_could_prune() {
+    use parquet_skim_core::bloom_ranges_for;
+
+    let file = bloom_file();
+    let (parquet, _) = open(&file, 512 * 1024);
+    // A range is no point lookup; `id = 5 OR …` is no conjunct of lookups.
+    for sql in ["id > 2001", "id = 5 OR id = 9", "tag LIKE 't3%'"] {
+        let ranges = bloom_ranges_for(&parquet, &request(sql, &["id"])).expect("ranges");
+        assert!(ranges.is_empty(), "{sql}");
+    }
+    // A file without bloom filters: nothing to read, whatever the filter.
+    let plain = sample_file();
+    let (parquet, _) = open(&plain, 512 * 1024);
+    let ranges = bloom_ranges_for(&parquet, &request("id = 5", &["id"])).expect("ranges");
+    assert!(ranges.is_empty());
+}
+
+#[test]
 fn bloom_filters_without_a_recorded_length_are_read_to_their_header_s_end() {
     use parquet_skim_core::{
         bloom_ranges_for, page_layout::PageLayouts, plan_scan_with, pushed_bytes::PushedBytes,

@@ -55,6 +55,22 @@ fn point_lookups(predicate: &Predicate) -> Vec<(&ColumnRef, Vec<&ArrayRef>)> {
         .collect()
 }
 
+/// Whether reading bloom filters could prune anything for `predicate`: it has an `=`/`IN`
+/// conjunct on a column that has a bloom filter in some row group. Most files have none (few
+/// writers write them by default) and most filters are no point lookup: then the planner skips
+/// the statistics pass that picks the row groups whose filters to read — on the hive lineitem's
+/// Q6 (84 files, 15,289 row groups) that pass was 22 ms of the page's 145 ms of planning.
+pub fn may_use_blooms(predicate: &Predicate, metadata: &ParquetMetaData) -> bool {
+    point_lookups(predicate).iter().any(|(column, _)| {
+        metadata.row_groups().iter().any(|group| {
+            group
+                .columns()
+                .get(column.leaf_idx)
+                .is_some_and(|chunk| chunk.bloom_filter_offset().is_some())
+        })
+    })
+}
+
 /// The bytes holding the bloom filter of `leaf` in `row_group`, if it has one. `footer_start` is
 /// where the thrift footer begins (an upper bound for any bloom filter).
 fn bloom_range(
