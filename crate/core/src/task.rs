@@ -58,7 +58,7 @@ use parquet::arrow::ProjectionMask;
 use parquet::file::metadata::ParquetMetaData;
 
 use crate::aggregate::{Aggregator, Partial};
-use crate::column_cache::{filtered_column, memory_size, CacheReport, CachedColumns};
+use crate::column_cache::{filtered_column, memory_size, CacheReport, CachedColumns, Checkout};
 use crate::error::{Result, SkimError};
 use crate::filter::{eval, Filter};
 use crate::ipc::IpcStream;
@@ -227,18 +227,18 @@ impl Capture {
     }
 }
 
-/// A cross-scan miss: the fused decoder, its filter keeping the batches it sees in the capture.
+/// A cross-scan miss: the fused decoder, its filter keeping the batches it sees in the capture
+/// (up to `room` bytes, within the scan's cache budget).
 fn capturing_decoder(
     scan: &BoundScan,
     file: &ParquetFile,
     spec: &TaskSpec,
+    room: u64,
     metrics: ArrowReaderMetrics,
 ) -> Result<(ParquetPushDecoder, Arc<Mutex<Capture>>)> {
     let rows: usize = scan.parts(spec)?.iter().map(|part| part.rows).sum();
-    let capture = Arc::new(Mutex::new(Capture::new(
-        scan.spec().column_cache_bytes,
-        rows as u64,
-    )));
+    let budget = room.min(scan.spec().column_cache_bytes);
+    let capture = Arc::new(Mutex::new(Capture::new(budget, rows as u64)));
     let keep = Arc::clone(&capture);
     let decoder = scan.fused_decoder(file, spec, metrics, |filter| {
         filter.observed_row_filter(file, move |batch| locked(&keep).keep(batch))
@@ -318,16 +318,17 @@ impl TaskDecoder {
     /// A decoder for task `spec` of `scan` (cross-scan path when the spec has a `cacheKey`, with
     /// no cached columns).
     pub fn try_new(scan: &BoundScan, spec: &TaskSpec) -> Result<Self> {
-        Self::try_new_cached(scan, spec, None)
+        let checkout = Checkout {
+            cached: None,
+            room: scan.spec().column_cache_bytes,
+        };
+        Self::try_new_cached(scan, spec, checkout)
     }
 
-    /// A decoder for task `spec` of `scan`; `cached` are the filter columns the worker's cache
-    /// holds under the spec's `cacheKey`, if any.
-    pub fn try_new_cached(
-        scan: &BoundScan,
-        spec: &TaskSpec,
-        cached: Option<CachedColumns>,
-    ) -> Result<Self> {
+    /// A decoder for task `spec` of `scan`, with what the worker's cache offers it under the
+    /// spec's `cacheKey`: the filter columns it holds, or the room a miss may keep its in.
+    pub fn try_new_cached(scan: &BoundScan, spec: &TaskSpec, checkout: Checkout) -> Result<Self> {
+        let Checkout { cached, room } = checkout;
         #[cfg(feature = "test-hooks")]
         if let Some(message) = &spec.panic_for_test {
             panic!("{message}");
@@ -360,7 +361,8 @@ impl TaskDecoder {
                 (Stage::FromKept, Some(cross), None)
             }
             (Some(_), Some(_), None) => {
-                let (decoder, capture) = capturing_decoder(scan, file, spec, metrics.clone())?;
+                let (decoder, capture) =
+                    capturing_decoder(scan, file, spec, room, metrics.clone())?;
                 (Stage::Decode(decoder), None, Some(capture))
             }
             _ => {

@@ -43,9 +43,9 @@ fn run(
             .cache_key
             .clone()
             .expect("filtered tasks of a keyed file have a key");
-        let cached = cache.get(&key, scan_id);
-        let hit = cached.is_some();
-        let mut decoder = TaskDecoder::try_new_cached(&scan, &task.spec, cached).expect("task");
+        let checkout = cache.check_out(&key, scan_id);
+        let hit = checkout.cached.is_some();
+        let mut decoder = TaskDecoder::try_new_cached(&scan, &task.spec, checkout).expect("task");
         if !hit {
             for r in &task.filter_ranges {
                 decoder
@@ -193,6 +193,98 @@ fn over_budget_filter_columns_are_not_kept_and_results_do_not_change() {
     );
     let schema = expected[0].schema();
     assert_eq!(concat(&schema, &batches), concat(&schema, &expected));
+}
+
+/// Runs the tasks of `request` against `cache` as `scan_id`: per task, whether it kept its
+/// filter columns for the cache, and whether the cache took them.
+fn kept_and_inserted(
+    parquet: &parquet_skim_core::ParquetFile,
+    file: &bytes::Bytes,
+    request: &ScanRequest,
+    cache: &mut ColumnCache,
+    scan_id: u64,
+) -> Vec<(bool, bool)> {
+    let plan = parquet_skim_core::plan_scan(parquet, request).expect("plan");
+    let scan = plan.bind(parquet).expect("bind");
+    plan.tasks
+        .iter()
+        .map(|task| {
+            let key = task.spec.cache_key.clone().expect("a key");
+            let checkout = cache.check_out(&key, scan_id);
+            let mut decoder =
+                TaskDecoder::try_new_cached(&scan, &task.spec, checkout).expect("task");
+            for r in task.filter_ranges.iter().chain(&task.output_ranges) {
+                decoder
+                    .push(r.start..r.end, slice(file, &(r.start..r.end)))
+                    .expect("push");
+            }
+            let output = match decoder.run().expect("run") {
+                TaskRun::Done(output) => output,
+                TaskRun::NeedsRanges(ranges) => panic!("asked for {ranges:?}"),
+            };
+            let kept = output.collected.is_some();
+            let inserted = output
+                .collected
+                .is_some_and(|columns| cache.insert(key.clone(), columns, scan_id).is_empty())
+                && cache.contains(&key);
+            (kept, inserted)
+        })
+        .collect()
+}
+
+#[test]
+fn a_task_keeps_no_more_than_the_cache_has_room_for_in_its_scan() {
+    // Row groups too big to share a task (grouping stops at 128k rows).
+    let rows = 3 * 140_000;
+    let ids = arrow_array::Int64Array::from_iter_values(0..rows);
+    let names =
+        arrow_array::StringArray::from_iter_values((0..rows).map(|i| format!("n{}", i % 997)));
+    let batch = arrow_array::RecordBatch::try_from_iter([
+        ("id", std::sync::Arc::new(ids) as arrow_array::ArrayRef),
+        ("name", std::sync::Arc::new(names) as arrow_array::ArrayRef),
+    ])
+    .expect("batch");
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_row_count(Some(140_000))
+        .build();
+    let file = common::write_parquet(&batch, props);
+    let (parquet, _) = open(&file, 512 * 1024);
+    let keyed = ScanRequest {
+        columns: Some(vec!["id".into()]),
+        filter: Some(parse_sql("name LIKE '%5%'").expect("parse")),
+        file_key: Some("big@room".into()),
+        column_cache_bytes: Some(64 << 20),
+        ..Default::default()
+    };
+    // What one task's filter columns take.
+    let mut roomy = ColumnCache::new(64 << 20);
+    let all = kept_and_inserted(&parquet, &file, &keyed, &mut roomy, 1);
+    assert!(
+        all.len() >= 3 && all.iter().all(|&(kept, inserted)| kept && inserted),
+        "{all:?}"
+    );
+    let one = roomy.stats().bytes / all.len() as u64;
+    // Room for about one task's: the first keeps and is kept; the others see no room left by
+    // their own scan's entry, and keep nothing (they used to keep all, to be refused).
+    let mut tight = ColumnCache::new(one + one / 2);
+    let outcomes = kept_and_inserted(&parquet, &file, &keyed, &mut tight, 1);
+    assert_eq!(outcomes[0], (true, true));
+    assert!(
+        outcomes[1..].iter().all(|&o| o == (false, false)),
+        "{outcomes:?}"
+    );
+    // A later scan: the earlier scan's entry gives way, so its first task keeps again.
+    let edited = ScanRequest {
+        filter: Some(parse_sql("name LIKE '%7%'").expect("parse")),
+        ..keyed.clone()
+    };
+    let plan = parquet_skim_core::plan_scan(&parquet, &edited).expect("plan");
+    let second_key = plan.tasks[1].spec.cache_key.clone().expect("a key");
+    let room = tight.check_out(&second_key, 2).room;
+    assert!(
+        room >= one + one / 2,
+        "{room} bytes of room for a later scan"
+    );
 }
 
 /// Regression: output columns that are all filter columns come from the kept batches alone

@@ -48,8 +48,8 @@ impl JsTask {
     pub fn new(scan: &JsScan, spec: &str) -> Result<JsTask, JsValue> {
         let spec: TaskSpec = js_result(parse_json("task", spec))?;
         let scan = &scan.scan;
-        let (cached, evicted) = worker_cache::check_out(scan.spec(), &spec);
-        js_result(TaskDecoder::try_new_cached(scan, &spec, cached)).map(|decoder| JsTask {
+        let (checkout, evicted) = worker_cache::check_out(scan.spec(), &spec);
+        js_result(TaskDecoder::try_new_cached(scan, &spec, checkout)).map(|decoder| JsTask {
             decoder,
             cache_key: spec.cache_key.clone(),
             scan_id: scan.spec().scan_id,

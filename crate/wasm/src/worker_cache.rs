@@ -4,7 +4,7 @@
 
 use std::cell::RefCell;
 
-use parquet_skim_core::column_cache::{CacheReport, CachedColumns, ColumnCache};
+use parquet_skim_core::column_cache::{CacheReport, Checkout, ColumnCache};
 use parquet_skim_core::{ScanSpec, TaskOutput, TaskSpec};
 
 thread_local! {
@@ -13,17 +13,16 @@ thread_local! {
     static COLUMN_CACHE: RefCell<ColumnCache> = RefCell::new(ColumnCache::new(0));
 }
 
-/// The cached filter columns of task `spec`'s key, if the cache holds them; its budget set to
-/// the scan's (the keys evicted by a smaller one are returned, for the report).
-pub(crate) fn check_out(scan: &ScanSpec, spec: &TaskSpec) -> (Option<CachedColumns>, Vec<String>) {
-    let mut evicted = Vec::new();
-    let cached = spec.cache_key.as_deref().and_then(|key| {
-        COLUMN_CACHE.with_borrow_mut(|cache| {
-            evicted = cache.set_budget(scan.column_cache_bytes);
-            cache.get(key, scan.scan_id)
-        })
-    });
-    (cached, evicted)
+/// What the cache offers task `spec` (its key's columns, or the room a miss may keep), its
+/// budget set to the scan's (the keys evicted by a smaller one are returned, for the report).
+pub(crate) fn check_out(scan: &ScanSpec, spec: &TaskSpec) -> (Checkout, Vec<String>) {
+    let Some(key) = spec.cache_key.as_deref() else {
+        return (Checkout::default(), Vec::new());
+    };
+    COLUMN_CACHE.with_borrow_mut(|cache| {
+        let evicted = cache.set_budget(scan.column_cache_bytes);
+        (cache.check_out(key, scan.scan_id), evicted)
+    })
 }
 
 /// Keeps what a finished task collected under `key` (or notes what it could not keep), and says
