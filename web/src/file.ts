@@ -113,6 +113,9 @@ export class ParquetFile {
   readonly openStats: { startedAt: number; ms: number; requests: number; bytes: number; fetchMs: number };
   private readonly footer: FileFooter;
   private closed = false;
+  /** Rows and footer bytes, from the footer (kept: readable after the file is closed). */
+  private readonly rows: number;
+  private readonly footerSize: number;
 
   /** @internal */
   constructor(
@@ -127,6 +130,8 @@ export class ParquetFile {
     /** `performance.now()` when `reader.open()` was called. */
     openedAt = performance.now(),
   ) {
+    this.rows = handle.numRows;
+    this.footerSize = handle.footerBytes;
     this.footer = {
       fileId,
       fileLen: handle.fileLen,
@@ -152,24 +157,24 @@ export class ParquetFile {
    * wait for it.
    */
   get schema(): Schema {
-    this.schemaOf ??= schemaFromIpc(recheck(() => this.handle.schemaIpc()));
+    this.schemaOf ??= schemaFromIpc(recheck(() => this.openHandle().schemaIpc()));
     return this.schemaOf;
   }
 
   /** Row groups, column chunks, statistics, key-value metadata… (built on first use). */
   get metadata(): FileMetadata {
-    this.metadataOf ??= JSON.parse(recheck(() => this.handle.summary())) as FileMetadata;
+    this.metadataOf ??= JSON.parse(recheck(() => this.openHandle().summary())) as FileMetadata;
     return this.metadataOf;
   }
 
   /** Rows in the file (from the footer, without building {@link metadata}). */
   get numRows(): number {
-    return this.handle.numRows;
+    return this.rows;
   }
 
   /** Bytes of footer and page index read at open (as `metadata.footerBytes`, without building it). */
   get footerBytes(): number {
-    return this.handle.footerBytes;
+    return this.footerSize;
   }
 
   /**
@@ -178,7 +183,18 @@ export class ParquetFile {
    * same again. A file of many row groups holds several times its footer.
    */
   get memoryBytes(): number {
-    return this.handle.memoryBytes;
+    return this.closed ? 0 : this.handle.memoryBytes;
+  }
+
+  /** The core's handle, while the file is open (a dataset may have closed it: see `footerMemoryBytes`). */
+  private openHandle(): ParquetFileHandle {
+    if (this.closed) {
+      throw new ParquetSkimError(
+        'DISPOSED',
+        'the file was closed (by its dataset, to keep its open files within footerMemoryBytes) before its schema or metadata were read; open it again',
+      );
+    }
+    return this.handle;
   }
 
   /** Size of the file in bytes. */
@@ -341,7 +357,7 @@ export class ParquetFile {
     const planned = this.plan(fields, startedAt);
     return {
       planned,
-      schemaIpc: () => recheck(() => this.handle.scanSchemaIpc(planned.request)),
+      schemaIpc: () => recheck(() => this.openHandle().scanSchemaIpc(planned.request)),
       prepare: (signal, cost) => this.preparePart(planned, signal, cost),
     };
   }
@@ -402,7 +418,7 @@ export class ParquetFile {
     const planned = this.plan(fields, startedAt);
     let schemaIpc: Uint8Array;
     try {
-      schemaIpc = recheck(() => this.handle.scanSchemaIpc(planned.request));
+      schemaIpc = recheck(() => this.openHandle().scanSchemaIpc(planned.request));
     } catch (error) {
       throw toSkimError(error);
     }

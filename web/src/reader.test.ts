@@ -162,8 +162,14 @@ describe('reading in Node (inline execution)', () => {
 
   it('closes a file: its scans are refused afterwards', async () => {
     const file = await reader.open(new Uint8Array(await readFile(tinyPages)));
+    const memory = file.memoryBytes;
+    expect(memory).toBeGreaterThan(file.footerBytes);
     file.close();
     expect(() => file.scan()).toThrow(expect.objectContaining({ code: 'DISPOSED' }));
+    // What the footer said stays readable; the memory is given back.
+    expect([file.numRows, file.schema.fields.length, file.metadata.rowGroups.length]).toEqual([7300, 13, 1]);
+    expect(file.footerBytes).toBeGreaterThan(0);
+    expect(file.memoryBytes).toBe(0);
     file.close();
   });
 

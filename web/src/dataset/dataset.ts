@@ -114,8 +114,9 @@ export interface DatasetScanStats extends ScanStats {
   filesPrunedByStats: number;
   filesSkipped: number;
   /**
-   * Files the dataset closed during the scan to keep the memory of its open files within
-   * `footerMemoryBytes`; each costs its footer's request again when a scan reaches it.
+   * Files the dataset closed while the scan ran (by it, or by a scan running beside it) to keep
+   * the memory of its open files within `footerMemoryBytes`; each costs its footer's request
+   * again when a scan reaches it.
    */
   filesClosed: number;
   files: DatasetFileStats[];
@@ -248,16 +249,27 @@ export class Dataset {
    */
   private openFile(index: number): Promise<ParquetFile> {
     const entry = this.files[index] as DatasetFile;
+    if (this.closed) return Promise.reject(new ParquetSkimError('DISPOSED', 'the dataset was closed; open it again'));
     if (entry.file !== null) return Promise.resolve(entry.file);
     if (entry.error !== null) return Promise.reject(entry.error);
     let promise = this.opening.get(index);
     if (promise === undefined) {
+      // A file opened before (then closed to stay within footerMemoryBytes) whose open fails
+      // now fails this run only: its failure is not kept as the file's.
+      const reopening = entry.rows !== null;
       promise = this.opener.open(index).then(
         (file) => {
+          // Settled, the file is on its entry (or its error is): a later open asks the entry.
+          this.opening.delete(index);
+          if (this.closed) {
+            file.release();
+            throw new ParquetSkimError('DISPOSED', 'the dataset was closed; open it again');
+          }
           try {
             this.checkLateSchema(index, entry.path, file);
           } catch (error) {
             file.close();
+            if (!reopening) entry.error = toSkimError(error) as ParquetSkimError;
             throw error;
           }
           Object.assign(entry, { file, size: file.byteLength, rows: file.numRows });
@@ -265,14 +277,12 @@ export class Dataset {
           return file;
         },
         (error: unknown) => {
-          throw inFile(error, entry.path);
+          this.opening.delete(index);
+          const named = inFile(error, entry.path);
+          if (!reopening) entry.error = toSkimError(named) as ParquetSkimError;
+          throw named;
         },
       );
-      promise.catch((error: unknown) => {
-        entry.error = toSkimError(error) as ParquetSkimError;
-      });
-      // Settled, the file is on its entry (or its error is): a later open asks the entry.
-      promise.finally(() => this.opening.delete(index)).catch(() => undefined);
       this.opening.set(index, promise);
     }
     return promise;
@@ -304,10 +314,11 @@ export class Dataset {
     // A scan with a limit may end in this very file: it opens the next only when it gets there.
     const last = hasLimit ? index : this.files.length - 1;
     let started = 0;
-    for (let j = index; j <= last && started < this.opener.concurrency && this.held.hasRoom(); j++) {
+    for (let j = index; j <= last && started < this.opener.concurrency; j++) {
       const entry = this.files[j] as DatasetFile;
       if (entry.file !== null || entry.error !== null) continue;
       if (!this.opening.has(j) && filter !== undefined && this.prunedByPartition(entry, filter)) continue;
+      if (!this.held.hasRoom()) return;
       started += 1;
       this.pin(running, j);
       this.openFile(j).catch(() => undefined);
@@ -373,8 +384,12 @@ export class Dataset {
     return this.held.bytes;
   }
 
+  /** Whether {@link close} was called: its scans are refused, and no file opens again. */
+  private closed = false;
+
   /** Closes every file. */
   close(): void {
+    this.closed = true;
     for (const [index, entry] of this.files.entries()) {
       entry.file?.close();
       this.held.forget(index);
@@ -610,7 +625,7 @@ export class Dataset {
     let syncMs = 0;
     const sync = (final = false) => {
       const now = performance.now();
-      if (!final && now - syncedAt < Math.max(SYNC_MS, syncMs / SYNC_SHARE)) return;
+      if (!final && now - syncedAt < Math.min(SYNC_MAX_MS, Math.max(SYNC_MS, syncMs / SYNC_SHARE))) return;
       syncedAt = now;
       spec.stats.rowsTotal = this.files.reduce((sum, f) => sum + (f.rows ?? 0), 0);
       for (const { cost, scan } of running.costs) syncStats(scan, cost, spec.startedAt, started);
@@ -819,8 +834,10 @@ export function inFile(error: unknown, path: string): Error {
 /** Whether an error is the file's (its bytes, its server) rather than the query's or the reader's. */
 /** Least milliseconds between two summings of a dataset scan's stats while it runs. */
 const SYNC_MS = 16;
-/** Most share of a dataset scan's time its stats' summing may take while it runs. */
+/** Most share of a dataset scan's time its stats' summing may take while it runs… */
 const SYNC_SHARE = 0.05;
+/** …and the longest its stats may go unsummed (one slow sum, a GC pause in it, does not stall progress). */
+const SYNC_MAX_MS = 1000;
 
 export function isFileError(error: Error): boolean {
   if (isAbortError(error) || !(error instanceof ParquetSkimError)) return false;
@@ -955,9 +972,12 @@ export interface DatasetOptions extends Omit<OpenOptions, 'size'> {
    * The most memory, in bytes, the dataset's open files may hold in the core (their decoded
    * footers: `ParquetFile.memoryBytes`) — default 256 MiB. A file of many row groups holds
    * several times its footer (~1.3 MB for a 292 KB footer of ~180 row groups), and a page's
-   * WebAssembly memory ends at 4 GiB. Beyond the bound, files no scan is reading are closed,
-   * least recently read first, and opened again (one footer request) when a scan reaches them;
-   * a scan opens ahead only as far as the bound leaves room. `stats.filesClosed` counts them.
+   * WebAssembly memory ends at 4 GiB. Beyond the bound, files no scan is reading are closed —
+   * the one a scan let go of last first, so a scan larger than the bound closes the files behind
+   * it and the first files stay open for the next — and opened again (one footer request) when a
+   * scan reaches them; a scan opens ahead only as far as the bound leaves room.
+   * `stats.filesClosed` counts them. A `ParquetFile` taken from `files` may be closed this way:
+   * its `schema` and `metadata` are then `DISPOSED` unless read before.
    */
   footerMemoryBytes?: number;
 }

@@ -16,18 +16,25 @@ describe('the files a dataset keeps open', () => {
     expect(files.closed).toBe(0);
   });
 
-  it('closes idle files over it, least recently used first', () => {
+  it('closes idle files over it, the one let go of last first: a pass in order keeps the first files open', () => {
     const { files, closed } = held(100);
-    for (let i = 0; i < 4; i++) files.opened(i, 25);
-    // File 0 used again: 1 is now the least recently used.
+    // A scan through 8 files of 25 bytes, each opened as the scan reaches it and let go behind it.
+    for (let i = 0; i < 8; i++) {
+      files.pin(i);
+      files.opened(i, 25);
+      files.unpin(i);
+    }
+    // Each file past the budget closed the one the scan had just let go of.
+    expect(closed).toEqual([3, 4, 5, 6]);
+    expect(files.bytes).toBe(100);
+    // The next pass finds the first three open; the one let go of last (0, just read again) is
+    // the first to close when 3 opens again.
     files.pin(0);
     files.unpin(0);
-    files.opened(4, 25);
-    expect(closed).toEqual([1]);
-    files.opened(5, 60);
-    expect(closed).toEqual([1, 2, 3, 0]);
-    expect(files.bytes).toBe(85);
-    expect(files.closed).toBe(4);
+    files.pin(3);
+    files.opened(3, 25);
+    expect(closed).toEqual([3, 4, 5, 6, 0]);
+    expect(files.closed).toBe(5);
   });
 
   it('never closes a file a run holds, and closes it once the last run is done with it', () => {
@@ -64,6 +71,17 @@ describe('the files a dataset keeps open', () => {
     files.unpin(1);
     files.pin(3);
     expect(files.hasRoom()).toBe(true);
+  });
+
+  it('takes a file about to open for the average file opened so far, even once none is open', () => {
+    const { files, closed } = held(10);
+    files.pin(0);
+    files.opened(0, 40);
+    files.unpin(0);
+    expect(closed).toEqual([0]);
+    expect(files.bytes).toBe(0);
+    // No file is open, but the next is likely as big as the last: it does not fit.
+    expect(files.hasRoom()).toBe(false);
   });
 
   it('forgets a file its owner closed', () => {

@@ -11,11 +11,15 @@
  * So the files are counted here against a budget (`DatasetOptions.footerMemoryBytes`). A file is
  * *pinned* while a run needs it — opened ahead for the run, then read by it until its last task is
  * done — and *idle* otherwise. Whenever the files open hold more than the budget, idle files are
- * closed, least recently used first (`close`: the dataset forgets the file, keeping its path,
- * partitions, size and rows); a scan that reaches one again opens it again, one footer request.
- * Pinned files are never closed, so a run's own files stay within the budget only as far as the
- * dataset opens ahead of a run within it ({@link hasRoom}): a run holds at most the budget plus
- * the file it is on.
+ * closed (`close`: the dataset forgets the file, keeping its path, partitions, size and rows); a
+ * scan that reaches one again opens it again, one footer request. Pinned files are never closed,
+ * so a run's own files stay within the budget only as far as the dataset opens ahead of a run
+ * within it ({@link hasRoom}): a run holds at most the budget plus the file it is on.
+ *
+ * Which idle file goes first: the one a run let go of last. A scan goes through the files in
+ * order, so least-recently-used would close each file just before the next scan over the dataset
+ * reaches it — every scan would open every file again; this way a scan larger than the budget
+ * closes the files behind it as it goes, and the dataset's first files stay open for the next.
  *
  * Under the budget nothing changes: every file opened stays open, as before (the 84-file hive
  * lineitem holds ~112 MiB, under the default 256 MiB).
@@ -26,8 +30,11 @@ export class HeldFiles {
   private total = 0;
   /** Runs holding each pinned file (opened or not yet). */
   private readonly pins = new Map<number, number>();
-  /** Open files no run holds, least recently used first (a `Set` keeps insertion order). */
+  /** Open files no run holds, in the order runs let go of them (a `Set` keeps insertion order). */
   private readonly idle = new Set<number>();
+  /** Bytes and count of every file opened so far: the size a file about to open is taken to have. */
+  private seenBytes = 0;
+  private seenFiles = 0;
   /** Files closed to stay within the budget, since the dataset was opened. */
   closed = 0;
 
@@ -46,6 +53,8 @@ export class HeldFiles {
     this.forget(index);
     this.held.set(index, bytes);
     this.total += bytes;
+    this.seenBytes += bytes;
+    this.seenFiles += 1;
     if (!this.pins.has(index)) this.idle.add(index);
     this.trim();
   }
@@ -65,7 +74,7 @@ export class HeldFiles {
     this.idle.delete(index);
   }
 
-  /** A run is done with file `index`: idle once no run holds it, and closed first among those. */
+  /** A run is done with file `index`: idle once no run holds it, and the first of those to close. */
   unpin(index: number): void {
     const left = (this.pins.get(index) ?? 0) - 1;
     if (left > 0) {
@@ -79,19 +88,22 @@ export class HeldFiles {
 
   /**
    * Whether another file fits beside the ones runs hold: their bytes (a pinned file not open yet
-   * counted as the average open file) and one more such file within the budget.
+   * counted as the average file opened so far) and one more such file within the budget. Before
+   * any file has opened, there is room.
    */
   hasRoom(): boolean {
-    if (this.held.size === 0) return true;
-    const average = this.total / this.held.size;
+    if (this.seenFiles === 0) return true;
+    const average = this.seenBytes / this.seenFiles;
     let pinned = average;
     for (const index of this.pins.keys()) pinned += this.held.get(index) ?? average;
     return pinned <= this.budget;
   }
 
-  /** Closes idle files, least recently used first, until the open ones fit the budget. */
+  /** Closes idle files, the one let go of last first, until the open ones fit the budget. */
   private trim(): void {
-    for (const index of this.idle) {
+    if (this.total <= this.budget) return;
+    const newestFirst = [...this.idle].reverse();
+    for (const index of newestFirst) {
       if (this.total <= this.budget) return;
       this.forget(index);
       this.closed += 1;
