@@ -301,11 +301,12 @@ export class Dataset {
   }
 
   /**
-   * Starts opening the files from `index` on that the run will read (not those its filter's
-   * partition values rule out), up to the opener's concurrency and as far as the files the run
-   * holds leave room within `footerMemoryBytes`, so footers arrive ahead of the scan rather than
-   * one round trip per file on its path — only the file at `index` for a scan with a limit. The
-   * run holds each file it opens ahead.
+   * Holds the files from `index` on that the run will read (not those its filter's partition
+   * values rule out) for the run, up to the opener's concurrency of them: the open ones so that
+   * making room never closes a file the run is about to read, the others opened now — as far as
+   * the files the run holds leave room within `footerMemoryBytes` — so footers arrive ahead of
+   * the scan rather than one round trip per file on its path. Only the file at `index` for a scan
+   * with a limit.
    */
   private openAhead(running: Running, index: number): void {
     // Every file was opened with the dataset, and none has been closed since: nothing to open.
@@ -313,15 +314,19 @@ export class Dataset {
     const { filter, hasLimit } = running.spec;
     // A scan with a limit may end in this very file: it opens the next only when it gets there.
     const last = hasLimit ? index : this.files.length - 1;
-    let started = 0;
-    for (let j = index; j <= last && started < this.opener.concurrency; j++) {
+    let held = 0;
+    for (let j = index; j <= last && held < this.opener.concurrency; j++) {
       const entry = this.files[j] as DatasetFile;
-      if (entry.file !== null || entry.error !== null) continue;
-      if (!this.opening.has(j) && filter !== undefined && this.prunedByPartition(entry, filter)) continue;
-      if (!this.held.hasRoom()) return;
-      started += 1;
-      this.pin(running, j);
-      this.openFile(j).catch(() => undefined);
+      if (entry.error !== null) continue;
+      if (filter !== undefined && this.prunedByPartition(entry, filter)) continue;
+      if (entry.file === null && !this.opening.has(j)) {
+        if (!this.held.hasRoom()) return;
+        this.pin(running, j);
+        this.openFile(j).catch(() => undefined);
+      } else {
+        this.pin(running, j);
+      }
+      held += 1;
     }
   }
 

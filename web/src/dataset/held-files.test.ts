@@ -55,8 +55,8 @@ describe('the files a dataset keeps open', () => {
     expect(files.bytes).toBe(40);
   });
 
-  it('has room for another file while the held ones and one more fit', () => {
-    const { files } = held(100);
+  it('has room for another file while the held ones and one more fit in half the budget', () => {
+    const { files } = held(200);
     expect(files.hasRoom()).toBe(true);
     files.pin(0);
     files.opened(0, 30);
@@ -67,7 +67,7 @@ describe('the files a dataset keeps open', () => {
     files.pin(2);
     expect(files.hasRoom()).toBe(false);
     files.unpin(2);
-    // Idle files do not count: they are closed to make room.
+    // Idle files do not count: the other half of the budget is theirs.
     files.unpin(1);
     files.pin(3);
     expect(files.hasRoom()).toBe(true);

@@ -14,12 +14,13 @@
  * closed (`close`: the dataset forgets the file, keeping its path, partitions, size and rows); a
  * scan that reaches one again opens it again, one footer request. Pinned files are never closed,
  * so a run's own files stay within the budget only as far as the dataset opens ahead of a run
- * within it ({@link hasRoom}): a run holds at most the budget plus the file it is on.
+ * within it ({@link hasRoom}): a run holds at most half the budget plus the file it is on.
  *
  * Which idle file goes first: the one a run let go of last. A scan goes through the files in
  * order, so least-recently-used would close each file just before the next scan over the dataset
  * reaches it — every scan would open every file again; this way a scan larger than the budget
- * closes the files behind it as it goes, and the dataset's first files stay open for the next.
+ * closes the files behind it as it goes, and the dataset's first files stay open for the next —
+ * in the half of the budget a run's files opened ahead leave free.
  *
  * Under the budget nothing changes: every file opened stays open, as before (the 84-file hive
  * lineitem holds ~112 MiB, under the default 256 MiB).
@@ -87,16 +88,16 @@ export class HeldFiles {
   }
 
   /**
-   * Whether another file fits beside the ones runs hold: their bytes (a pinned file not open yet
-   * counted as the average file opened so far) and one more such file within the budget. Before
-   * any file has opened, there is room.
+   * Whether another file may open ahead of a run: the files runs hold (one not open yet counted
+   * as the average file opened so far) and one more such file within half the budget — the other
+   * half keeps files runs let go of, for the next run. Before any file has opened, there is room.
    */
   hasRoom(): boolean {
     if (this.seenFiles === 0) return true;
     const average = this.seenBytes / this.seenFiles;
     let pinned = average;
     for (const index of this.pins.keys()) pinned += this.held.get(index) ?? average;
-    return pinned <= this.budget;
+    return pinned <= this.budget / 2;
   }
 
   /** Closes idle files, the one let go of last first, until the open ones fit the budget. */
