@@ -245,7 +245,8 @@ export class Dataset {
   /**
    * File `index`, opened (`schema: 'first'` opens files as scans reach them, and a file closed to
    * stay within `footerMemoryBytes` is opened again); its schema checked against the dataset's. A
-   * failure is kept on the file: later scans see it too. The caller has pinned it ({@link pin}).
+   * failure of its first open is kept on the file: later scans see it too (a failed re-open fails
+   * the run that asked only). The caller has pinned it ({@link pin}).
    */
   private openFile(index: number): Promise<ParquetFile> {
     const entry = this.files[index] as DatasetFile;
@@ -836,7 +837,6 @@ export function inFile(error: unknown, path: string): Error {
   });
 }
 
-/** Whether an error is the file's (its bytes, its server) rather than the query's or the reader's. */
 /** Least milliseconds between two summings of a dataset scan's stats while it runs. */
 const SYNC_MS = 16;
 /** Most share of a dataset scan's time its stats' summing may take while it runs… */
@@ -844,6 +844,7 @@ const SYNC_SHARE = 0.05;
 /** …and the longest its stats may go unsummed (one slow sum, a GC pause in it, does not stall progress). */
 const SYNC_MAX_MS = 1000;
 
+/** Whether an error is the file's (its bytes, its server) rather than the query's or the reader's. */
 export function isFileError(error: Error): boolean {
   if (isAbortError(error) || !(error instanceof ParquetSkimError)) return false;
   return !['INVALID_FILTER', 'TYPE_MISMATCH', 'UNKNOWN_COLUMN', 'INVALID_ARGUMENT', 'DISPOSED'].includes(error.code);
