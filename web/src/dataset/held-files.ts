@@ -5,8 +5,8 @@
  * WebAssembly instance and in every worker a scan of it ran on. A file of many row groups holds
  * several times its footer: lineitem written by pyarrow per month (~180 row groups × 16 columns,
  * a 292 KB footer) holds ~1.3 MB, and a page's instance ends at 4 GiB. A dataset that kept every
- * file a scan reached open failed on its 3,024th such file (`INTERNAL: unreachable`, the
- * allocator out of memory), halfway through a `count()` that moves a few bytes per file.
+ * file a scan reached open failed a `count` over 3,024 such files partway (`INTERNAL:
+ * unreachable`, the allocator out of memory), though the count needs only a few of its columns.
  *
  * So the files are counted here against a budget (`DatasetOptions.footerMemoryBytes`). A file is
  * *pinned* while a run needs it — opened ahead for the run, then read by it until its last task is
