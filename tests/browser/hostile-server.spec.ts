@@ -272,7 +272,9 @@ test.describe('hostile servers', () => {
     // The scan fails at the first 412; its other requests may still be on their way (a log
     // entry's status is 0 until the server answers): read the log once they are all answered.
     await expect.poll(() => server.openRequests, { timeout: 10_000 }).toBe(0);
-    const conditional = fileGets(server).filter((e) => e.ifMatch !== null);
+    // Those the scan gave up on before the server answered them (logged `aborted`, with no
+    // status of the server's) are not answers: every answered If-Match must be a 412.
+    const conditional = fileGets(server).filter((e) => e.ifMatch !== null && e.aborted !== true);
     ledger(
       'same origin: If-Match sent, 412, FILE_CHANGED',
       same.error?.code === 'FILE_CHANGED' &&
