@@ -52,6 +52,11 @@ async function mainPaths({
     const datasetTable = await dataset.scan({ columns: ['id'], filter: datasetFilter }).toTable();
     // With a filter: the files' pages are decoded (without one, the footers answer).
     const datasetCount = await dataset.count({ filter: datasetFilter });
+    // No room for any footer: each file is closed behind the scan (in the workers too) and
+    // opened again by the count.
+    const bounded = await reader.openDataset(datasetUrls, { footerMemoryBytes: 1 });
+    const boundedTable = await bounded.scan({ columns: ['id'], filter: datasetFilter }).toTable();
+    const boundedCount = await bounded.count({ filter: datasetFilter });
     return {
       rows: file.metadata.numRows,
       firstIds: Array.from(first.getChild('id')?.toArray() ?? [], Number),
@@ -60,6 +65,11 @@ async function mainPaths({
       abortError,
       datasetIds: Array.from(datasetTable.getChild('id')?.toArray() ?? [], Number),
       datasetCount,
+      bounded: {
+        ids: Array.from(boundedTable.getChild('id')?.toArray() ?? [], Number),
+        count: boundedCount,
+        memoryBytes: bounded.memoryBytes,
+      },
       workers: reader.stats().workers.ready,
       onPage: reader.stats().workers.tasksOnPage,
     };
@@ -69,7 +79,7 @@ async function mainPaths({
 }
 
 let server: RangeServer;
-let expected: Omit<Awaited<ReturnType<typeof mainPaths>>, 'workers' | 'onPage'>;
+let expected: Omit<Awaited<ReturnType<typeof mainPaths>>, 'workers' | 'onPage' | 'bounded'>;
 
 beforeAll(async () => {
   server = await startRangeServer({
@@ -116,11 +126,14 @@ describe('the main paths in every engine', () => {
           // The first query on the page, the others in workers.
           expect(result.onPage).toBe(1);
           expect(result.workers).toBeGreaterThan(0);
-          expect({ ...result, workers: undefined, onPage: undefined }).toEqual({
+          expect({ ...result, workers: undefined, onPage: undefined, bounded: undefined }).toEqual({
             ...expected,
             workers: undefined,
             onPage: undefined,
+            bounded: undefined,
           });
+          // The same dataset within footerMemoryBytes: the same answers, no file left open.
+          expect(result.bounded).toEqual({ ids: expected.datasetIds, count: expected.datasetCount, memoryBytes: 0 });
           expect(expected.filteredIds.length).toBeGreaterThan(0);
           expect(expected.datasetIds.length).toBeGreaterThan(0);
           expect(expected.datasetCount).toBe(expected.datasetIds.length);
