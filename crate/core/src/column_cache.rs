@@ -164,13 +164,8 @@ impl ColumnCache {
         if let Some(old) = self.entries.remove(&key) {
             self.stats.bytes -= old.bytes;
         }
-        let evictable: u64 = self
-            .entries
-            .values()
-            .filter(|e| e.last_scan < scan)
-            .map(|e| e.bytes)
-            .sum();
-        if bytes > self.stats.budget || self.stats.bytes - evictable + bytes > self.stats.budget {
+        // Entries of earlier scans give way; `scan`'s own do not.
+        if bytes > self.room_for(scan) {
             self.stats.bytes_rejected += bytes;
             self.stats.entries = self.entries.len() as u64;
             return Vec::new();

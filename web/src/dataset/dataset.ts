@@ -186,6 +186,8 @@ interface Running {
   costs: Array<{ cost: PhaseCosts; scan: ScanStats }>;
   /** The files the run holds open: opened ahead for it, or being read ({@link HeldFiles}). */
   pinned: Set<number>;
+  /** Per file: its partition values rule out every row of the run's filter (folded once per run). */
+  prunedByPartition: boolean[];
 }
 
 /**
@@ -312,14 +314,14 @@ export class Dataset {
   private openAhead(running: Running, index: number): void {
     // Every file was opened with the dataset, and none has been closed since: nothing to open.
     if (!this.opener.lazy && this.held.closed === 0) return;
-    const { filter, hasLimit } = running.spec;
+    const { hasLimit } = running.spec;
     // A scan with a limit may end in this very file: it opens the next only when it gets there.
     const last = hasLimit ? index : this.files.length - 1;
     let held = 0;
     for (let j = index; j <= last && held < this.opener.concurrency; j++) {
       const entry = this.files[j] as DatasetFile;
       if (entry.error !== null) continue;
-      if (filter !== undefined && this.prunedByPartition(entry, filter)) continue;
+      if (running.prunedByPartition[j] === true) continue;
       if (entry.file === null && !this.opening.has(j)) {
         if (!this.held.hasRoom()) return;
         this.pin(running, j);
@@ -619,7 +621,15 @@ export class Dataset {
   private async *run(spec: RunSpec): AsyncGenerator<{ state: PartState; result: TaskResult }> {
     const { lifetime } = this.context;
     const signal = spec.signal === undefined ? lifetime : AbortSignal.any([spec.signal, lifetime]);
-    const running: Running = { spec, signal, states: new Map(), costs: [], pinned: new Set() };
+    const { filter } = spec;
+    const running: Running = {
+      spec,
+      signal,
+      states: new Map(),
+      costs: [],
+      pinned: new Set(),
+      prunedByPartition: this.files.map((f) => filter !== undefined && this.prunedByPartition(f, filter)),
+    };
     const closedBefore = this.held.closed;
     const started = performance.now();
     // Summing every file's stats costs O(files): done after every task, it was most of a hive
@@ -641,9 +651,7 @@ export class Dataset {
     };
     try {
       throwIfAborted(signal);
-      const { filter } = spec;
-      const partsExpected =
-        filter === undefined ? this.files.length : this.files.filter((f) => !this.prunedByPartition(f, filter)).length;
+      const partsExpected = running.prunedByPartition.filter((pruned) => !pruned).length;
       const context = { ...this.context.scheduler, signal, partsExpected };
       for await (const outcome of runParts(this.parts(running), spec.limited, context)) {
         const state = running.states.get(outcome.part) as PartState;
@@ -725,7 +733,7 @@ export class Dataset {
    */
   private async decide(running: Running, index: number, entry: DatasetFile): Promise<FileFate | FileDecision | null> {
     const { spec, signal } = running;
-    if (spec.filter !== undefined && this.prunedByPartition(entry, spec.filter)) return 'partition';
+    if (running.prunedByPartition[index] === true) return 'partition';
     if (spec.done?.() === true) return 'unread';
     this.openAhead(running, index);
     this.pin(running, index);
