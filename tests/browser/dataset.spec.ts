@@ -315,3 +315,41 @@ test('a dataset of small files weighs as small: with the workers ready, the page
   expect(result.tasks).toBeGreaterThan(1);
   expect(result.onPage).toBe(result.tasks);
 });
+
+test('a dataset whose footers outgrow the page’s memory fails with OUT_OF_MEMORY, and within footerMemoryBytes the same reader counts it', async ({
+  harness,
+}) => {
+  const result = await harness.evaluate(async () => {
+    const { skim, describeError } = window.harness;
+    // 60 names of the sample file: 60 footers of ~0.5 MB each in the core, where a page (and each
+    // worker) may have 32 MiB. Before, memory running out read as `INTERNAL: unreachable`.
+    const reader = await skim.createReader({ memoryLimitBytes: 32 * 2 ** 20 });
+    const urls = Array.from({ length: 60 }, (_, i) => `/sample/lineitem-sf1.parquet?copy=${i}`);
+    const filter = 'l_quantity < 2';
+    const one = await reader.openDataset(urls.slice(0, 1));
+    const perFile = await one.count({ filter });
+    one.close();
+    let error: ReturnType<typeof describeError> | null = null;
+    const unbounded = await reader.openDataset(urls, { footerMemoryBytes: 2 ** 40 });
+    try {
+      await unbounded.count({ filter });
+    } catch (e) {
+      error = describeError(e);
+    }
+    // Closing after the failure frees what the dataset held (and does not fail itself).
+    unbounded.close();
+    const bounded = await reader.openDataset(urls, { footerMemoryBytes: 4 * 2 ** 20 });
+    const rows = await bounded.count({ filter });
+    const held = bounded.memoryBytes;
+    bounded.close();
+    reader.dispose();
+    return { error, perFile, rows, held };
+  });
+  expect(result.error).toMatchObject({ name: 'ParquetSkimError', code: 'OUT_OF_MEMORY', isSkimError: true });
+  expect(result.error?.message).toMatch(
+    /the page's WebAssembly core could not allocate [\d.]+ (bytes|KiB|MiB): it has [\d.]+ MiB, grows 16 MiB at a time, and its limit is memoryLimitBytes, 32 MiB.*footerMemoryBytes/,
+  );
+  expect(result.perFile).toBeGreaterThan(0);
+  expect(result.rows).toBe(60 * result.perFile);
+  expect(result.held).toBeLessThanOrEqual(4 * 2 ** 20);
+});

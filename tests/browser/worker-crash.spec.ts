@@ -126,3 +126,66 @@ test('workers that cannot start make scans fail with WORKER_CRASHED instead of r
   expect(attempts).toBeGreaterThan(0);
   expect(attempts).toBeLessThanOrEqual(4);
 });
+
+test('a task that runs a worker out of memory fails with OUT_OF_MEMORY after one retry on a fresh worker; the pool stays whole', async ({
+  harness,
+}) => {
+  // Nothing injected: the workers' memory is bounded (memoryLimitBytes) below what a task of a
+  // 1M-row group of every column needs, so the allocator really fails, Rust aborts, and the
+  // worker traps with a bare `unreachable` — which must read as what it was.
+  const result = await harness.evaluate(async () => {
+    const { skim, describeError } = window.harness;
+    const reader = await skim.createReader({ workers: 2, inlineTaskBytes: 0, memoryLimitBytes: 32 * 2 ** 20 });
+    const file = await reader.open('/sample/lineitem-sf1.parquet');
+    let error: ReturnType<typeof describeError> | null = null;
+    try {
+      await file.scan({ limit: 300_000 }).toTable();
+    } catch (e) {
+      error = describeError(e);
+    }
+    // A task within the limit still runs, on the replaced workers.
+    const rows = (await file.scan({ columns: ['l_orderkey'], limit: 1000 }).toTable()).numRows;
+    const { started, alive } = reader.stats().workers;
+    reader.dispose();
+    return { error, rows, started, alive };
+  });
+  console.log(`\n${result.error?.code}: ${result.error?.message}; workers started ${result.started}`);
+  recordCase('lifecycle', {
+    area: 'lifecycle',
+    case: 'a worker out of memory (memoryLimitBytes): replaced, retried once, OUT_OF_MEMORY saying so',
+    ok: result.error?.code === 'OUT_OF_MEMORY' && result.rows === 1000 && result.alive === 2,
+    detail: result.error?.message.slice(0, 120) ?? 'no error',
+  });
+  expect(result.error).toMatchObject({ name: 'ParquetSkimError', code: 'OUT_OF_MEMORY', isSkimError: true });
+  // Whose memory, how much was asked and held, the limit, and what to do.
+  expect(result.error?.message).toMatch(
+    /a worker's WebAssembly core could not allocate [\d.]+ (bytes|KiB|MiB): it has [\d.]+ MiB, grows 16 MiB at a time, and its limit is memoryLimitBytes, 32 MiB/,
+  );
+  expect(result.error?.message).toContain('on a fresh worker as well');
+  expect(result.rows).toBe(1000);
+  expect(result.alive).toBe(2);
+  // The two that trapped were replaced (started: the first two, then their replacements).
+  expect(result.started).toBeGreaterThanOrEqual(4);
+});
+
+test("the page's core out of memory (no workers) fails with OUT_OF_MEMORY, and the reader still answers", async ({
+  harness,
+}) => {
+  const result = await harness.evaluate(async () => {
+    const { skim, describeError } = window.harness;
+    const reader = await skim.createReader({ workers: 0, memoryLimitBytes: 32 * 2 ** 20 });
+    const file = await reader.open('/sample/lineitem-sf1.parquet');
+    let error: ReturnType<typeof describeError> | null = null;
+    try {
+      await file.scan({ limit: 300_000 }).toTable();
+    } catch (e) {
+      error = describeError(e);
+    }
+    const rows = (await file.scan({ columns: ['l_orderkey'], limit: 1000 }).toTable()).numRows;
+    reader.dispose();
+    return { error, rows };
+  });
+  expect(result.error).toMatchObject({ code: 'OUT_OF_MEMORY', isSkimError: true });
+  expect(result.error?.message).toMatch(/the page's WebAssembly core could not allocate [\d.]+ (bytes|KiB|MiB)/);
+  expect(result.rows).toBe(1000);
+});

@@ -91,6 +91,12 @@ export interface FileContext {
    * arrow-rs's predicate cache, and among the workers for their cross-scan caches.
    */
   cacheBytes: number;
+  /**
+   * The most one cache may take in one instance of the core: an eighth of `memoryLimitBytes`
+   * (infinite without one), so that a bounded memory is not filled by caches — a task's predicate
+   * cache, the instance's cross-scan cache, a second task's — before footers and decoding.
+   */
+  instanceCacheBytes: number;
   assertOpen(): void;
   /** Aborted (reason: a `DISPOSED` error) when the reader is disposed: every scan stops at once. */
   lifetime: AbortSignal;
@@ -157,13 +163,13 @@ export class ParquetFile {
    * wait for it.
    */
   get schema(): Schema {
-    this.schemaOf ??= schemaFromIpc(recheck(() => this.openHandle().schemaIpc()));
+    this.schemaOf ??= built(() => schemaFromIpc(recheck(() => this.openHandle().schemaIpc())));
     return this.schemaOf;
   }
 
   /** Row groups, column chunks, statistics, key-value metadata… (built on first use). */
   get metadata(): FileMetadata {
-    this.metadataOf ??= JSON.parse(recheck(() => this.openHandle().summary())) as FileMetadata;
+    this.metadataOf ??= built(() => JSON.parse(recheck(() => this.openHandle().summary())) as FileMetadata);
     return this.metadataOf;
   }
 
@@ -213,9 +219,14 @@ export class ParquetFile {
    */
   close(): void {
     if (this.closed) return;
-    // Both stay readable after the close.
-    void this.schema;
-    void this.metadata;
+    // Both stay readable after the close — if they can be built: a core out of memory cannot, and
+    // a close never fails (they are then `DISPOSED`, as if never read).
+    try {
+      void this.schema;
+      void this.metadata;
+    } catch {
+      // Not kept.
+    }
     this.release();
   }
 
@@ -227,7 +238,12 @@ export class ParquetFile {
     if (this.closed) return;
     this.closed = true;
     this.context.executor.closeFile(this.footer.fileId);
-    this.handle.free();
+    try {
+      this.handle.free();
+    } catch {
+      // Still borrowed by a call that trapped (out of memory, say): it cannot be freed, and the
+      // instance is suspect anyway. It is forgotten all the same.
+    }
   }
 
   private filterAst(filter: ScanOptions['filter']): FilterAst | undefined {
@@ -249,9 +265,11 @@ export class ParquetFile {
     try {
       // The reader's one cache budget: split among the tasks alive at once for arrow-rs's
       // in-task predicate cache, and among the workers for their cross-scan caches.
-      const { cacheBytes, executor } = this.context;
-      const predicateCacheBytes = Math.floor(cacheBytes / Math.max(1, executor.tasksAlive));
-      const columnCacheBytes = Math.floor(cacheBytes / Math.max(1, executor.concurrency));
+      const { cacheBytes, instanceCacheBytes, executor } = this.context;
+      const predicateCacheBytes = Math.floor(
+        Math.min(instanceCacheBytes, cacheBytes / Math.max(1, executor.tasksAlive)),
+      );
+      const columnCacheBytes = Math.floor(Math.min(instanceCacheBytes, cacheBytes / Math.max(1, executor.concurrency)));
       fields = {
         ...fields,
         limits: this.limits,
@@ -667,4 +685,13 @@ export function progressOf(stats: ScanStats): ScanProgress {
     rowsOut: stats.rowsOut,
     bytesFetched: stats.bytesFetched,
   };
+}
+
+/** `build()`'s value; what it throws as a typed error (a trap of the core, say, out of memory). */
+function built<T>(build: () => T): T {
+  try {
+    return build();
+  } catch (error) {
+    throw toSkimError(error);
+  }
 }

@@ -92,6 +92,17 @@ describe('reading in Node (inline execution)', () => {
     await expect(createReader({ pageWalkMinBytes: -1 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
   });
 
+  it('refuses a memoryLimitBytes below 32 MiB or above 4 GiB, saying what it takes', async () => {
+    // (A limit that holds is tested in the browser, tests/browser/worker-crash.spec.ts: set here, it
+    // would bound the instance every test of this file shares.)
+    for (const memoryLimitBytes of [1000, 2 ** 33, 1.5 * 2 ** 25 + 0.5, Number.NaN]) {
+      await expect(createReader({ memoryLimitBytes })).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        message: expect.stringContaining("'memoryLimitBytes': expected a whole number of bytes from 32 MiB"),
+      });
+    }
+  });
+
   it('returns the same rows from bytes, a Blob and a URL', async () => {
     const bytes = new Uint8Array(await readFile(tinyPages));
     const fromBytes = await (await reader.open(bytes)).scan({ columns: ['id', 'string_col'] }).toTable();

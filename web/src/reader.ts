@@ -31,7 +31,14 @@ import {
   type DecodeLimits,
 } from './wasm/contract.js';
 import type { MetadataLoader, ParquetFileHandle } from './wasm/parquet_skim_wasm.js';
-import { checkWasmSimd, compileWasm, EVALUATED_AT, instantiateWasm, type Wasm } from './wasm-loader.js';
+import {
+  checkWasmSimd,
+  compileWasm,
+  EVALUATED_AT,
+  instantiateWasm,
+  limitWasmMemory,
+  type Wasm,
+} from './wasm-loader.js';
 
 declare global {
   // The one WebAssembly type the public API names (`wasmUrl`). lib.dom and lib.webworker declare it
@@ -108,6 +115,14 @@ export interface ReaderOptions {
    * (first 100 rows: 410 ms without, 430–497 ms with).
    */
   warmUp?: boolean;
+  /**
+   * The most WebAssembly memory each instance of the core may grow to, in bytes (default: none
+   * but the engine's, 4 GiB): each worker's, and the page's (shared by the page's readers: the
+   * lowest limit asked holds). The memory grows 16 MiB at a time and never shrinks; a task or an
+   * open that needs more fails with `OUT_OF_MEMORY` (a worker's task on a second, fresh worker
+   * first), as it would at 4 GiB — use it to keep a tab's memory bounded. At least 32 MiB.
+   */
+  memoryLimitBytes?: number;
   /** Where the `.wasm` is (default: next to this module), or a compiled module. */
   wasmUrl?: string | URL | WebAssembly.Module;
   /** Where the worker script is (default: `worker.js` next to this package's entry module; another origin's works too). */
@@ -230,6 +245,9 @@ export interface ReaderStats {
 /** Default predicate-cache budget of a reader. */
 export const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
 
+/** The least `memoryLimitBytes`: the core's own start-up plus one 16 MiB growth of its heap. */
+const MIN_MEMORY_LIMIT_BYTES = 32 * 1024 * 1024;
+
 /** Default bound on planned bytes a scan fetches ahead of its consumer. */
 export const DEFAULT_READ_AHEAD_BYTES = 256 * 1024 * 1024;
 
@@ -270,6 +288,7 @@ export class Reader {
       readAheadBytes: number;
       readAheadDecodedBytes: number;
       cacheBytes: number;
+      instanceCacheBytes: number;
       prefetchOutputBytes: number;
       pageWalkMinBytes: number;
     },
@@ -618,8 +637,10 @@ async function instantiate(
   module: Promise<WebAssembly.Module>,
   startup: ReaderStats['startup'],
   warmUp: boolean,
+  memoryLimitBytes: number | null,
 ): Promise<Wasm> {
   const instance = await instantiateWasm(await module);
+  if (memoryLimitBytes !== null) limitWasmMemory(instance, memoryLimitBytes);
   startup.createdAt = performance.now();
   if (warmUp) {
     setTimeout(() => {
@@ -651,6 +672,21 @@ export async function createReader(options: ReaderOptions = {}): Promise<Reader>
   const cacheBytes = byteCount('cacheBytes', options.cacheBytes, DEFAULT_CACHE_BYTES, 0);
   const inlineTaskBytes = byteCount('inlineTaskBytes', options.inlineTaskBytes, DEFAULT_INLINE_TASK_BYTES, 0);
   const inlineScanBytes = byteCount('inlineScanBytes', options.inlineScanBytes, DEFAULT_INLINE_SCAN_BYTES, 0);
+  const memoryLimitBytes = options.memoryLimitBytes ?? null;
+  if (
+    memoryLimitBytes !== null &&
+    !(
+      Number.isSafeInteger(memoryLimitBytes) &&
+      memoryLimitBytes >= MIN_MEMORY_LIMIT_BYTES &&
+      memoryLimitBytes <= 2 ** 32
+    )
+  ) {
+    throw invalidArgument(
+      'memoryLimitBytes',
+      'a whole number of bytes from 32 MiB (33554432) to 4 GiB',
+      memoryLimitBytes,
+    );
+  }
   const warmUp = options.warmUp ?? false;
   if (typeof warmUp !== 'boolean') throw invalidArgument('warmUp', 'a boolean', warmUp);
   const prefetchOutputBytes = byteCount(
@@ -685,14 +721,19 @@ export async function createReader(options: ReaderOptions = {}): Promise<Reader>
     return compiled;
   });
   // Not with inline decoding: there the caller's own work is next, and a pass would only delay it.
-  const wasm = instantiate(module, startup, warmUp && workers > 0);
+  const wasm = instantiate(module, startup, warmUp && workers > 0, memoryLimitBytes);
   // Workers start early only to warm up; else lazily (see HybridExecutor).
   const executor =
     workers === 0
       ? new InlineExecutor(wasm)
       : new HybridExecutor(
           new InlineExecutor(wasm),
-          new WorkerPool(workers, module, { warmUp, workerUrl: options.workerUrl, lazy: !warmUp }),
+          new WorkerPool(workers, module, {
+            warmUp,
+            workerUrl: options.workerUrl,
+            lazy: !warmUp,
+            memoryLimitBytes,
+          }),
           inlineTaskBytes,
           inlineScanBytes,
         );
@@ -700,7 +741,14 @@ export async function createReader(options: ReaderOptions = {}): Promise<Reader>
     wasm,
     executor,
     io,
-    { readAheadBytes, readAheadDecodedBytes, cacheBytes, prefetchOutputBytes, pageWalkMinBytes },
+    {
+      readAheadBytes,
+      readAheadDecodedBytes,
+      cacheBytes,
+      instanceCacheBytes: memoryLimitBytes === null ? Number.POSITIVE_INFINITY : memoryLimitBytes / 8,
+      prefetchOutputBytes,
+      pageWalkMinBytes,
+    },
     startup,
   );
 }

@@ -7,6 +7,7 @@
  * Every thread then instantiates it with {@link instantiateWasm}.
  */
 import { ParquetSkimError } from './errors.js';
+import { noteMemoryLimit, watchTraps } from './trap.js';
 import init, * as glue from './wasm/parquet_skim_wasm.js';
 
 /** The bindings of the WebAssembly core. */
@@ -85,9 +86,25 @@ let memory: WebAssembly.Memory | undefined;
 export function instantiateWasm(module: WebAssembly.Module): Promise<Wasm> {
   instance ??= init({ module_or_path: module }).then((exports) => {
     memory = exports.memory;
+    watchTraps(glue, exports.memory);
     return glue;
   });
   return instance;
+}
+
+/** The limit this thread's instance was given, if any (see {@link limitWasmMemory}). */
+let limit: number | undefined;
+
+/**
+ * Bounds this thread's instance's WebAssembly memory to `bytes` (`ReaderOptions.memoryLimitBytes`).
+ * The instance is the thread's, shared by every reader the thread creates: the lowest limit asked
+ * holds.
+ */
+export function limitWasmMemory(wasm: Wasm, bytes: number): void {
+  if (limit !== undefined && limit <= bytes) return;
+  wasm.setMemoryLimit(bytes);
+  limit = bytes;
+  noteMemoryLimit(bytes);
 }
 
 /**

@@ -5,7 +5,7 @@
  * Results are transferred, never copied.
  */
 import { serializeError } from './errors.js';
-import { instantiateWasm } from './wasm-loader.js';
+import { instantiateWasm, limitWasmMemory } from './wasm-loader.js';
 import type { HostRequest, HostResponse } from './worker/protocol.js';
 import { TaskHost } from './worker/task-host.js';
 
@@ -19,7 +19,11 @@ let host: Promise<TaskHost> | undefined;
 scope.onmessage = (event) => {
   const request = event.data;
   if (request.kind === 'init') {
-    host = instantiateWasm(request.module).then((wasm) => new TaskHost(wasm));
+    const { memoryLimitBytes } = request;
+    host = instantiateWasm(request.module).then((wasm) => {
+      if (memoryLimitBytes !== null) limitWasmMemory(wasm, memoryLimitBytes);
+      return new TaskHost(wasm);
+    });
   }
   if (host === undefined) {
     scope.postMessage(

@@ -59,13 +59,17 @@ pub enum ErrorCode {
     WorkerCrashed,
     /// The reader was disposed while work was pending.
     Disposed,
+    /// The WebAssembly memory of the page's core or of a worker is full (the engine's 4 GiB, or
+    /// `memoryLimitBytes`): an allocation failed, and the instance trapped. The message gives the
+    /// size asked, the memory in use, and what to lower.
+    OutOfMemory,
     /// A bug in parquet-skim.
     Internal,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 19] = [
+    pub const ALL: [ErrorCode; 20] = [
         Self::InvalidFile,
         Self::EncryptedFile,
         Self::Unsupported,
@@ -84,6 +88,7 @@ impl ErrorCode {
         Self::Network,
         Self::WorkerCrashed,
         Self::Disposed,
+        Self::OutOfMemory,
         Self::Internal,
     ];
 
@@ -108,6 +113,7 @@ impl ErrorCode {
             Self::Network => "NETWORK",
             Self::WorkerCrashed => "WORKER_CRASHED",
             Self::Disposed => "DISPOSED",
+            Self::OutOfMemory => "OUT_OF_MEMORY",
             Self::Internal => "INTERNAL",
         }
     }

@@ -1,6 +1,7 @@
 //! The heap's allocator: dlmalloc, as the standard library's default on wasm32, but growing the
 //! WebAssembly memory [`GROWTH`] at a time instead of by what each allocation needs (a 64 KiB
-//! page at a time, often).
+//! page at a time, often), never past a limit the reader may set, and remembering an allocation
+//! it could not make, so that the trap that follows reads as what it is.
 //!
 //! A `memory.grow` costs about the same whatever its size, and it is not cheap: in V8 (Node 20,
 //! the engine of Chromium) 3,000 grows of one 64 KiB page took 755 ms, 0.25 ms each — the engine
@@ -10,22 +11,119 @@
 //! the GC 2.9 s. Growing 16 MiB at a time makes that a dozen grows. The memory reserved but not
 //! yet used is never touched, so the engine commits no pages for it.
 //!
+//! **Out of memory.** When the heap cannot grow (the engine's 4 GiB, or [`set_limit`]'s bound),
+//! Rust's allocation-failure handler aborts: the instance traps with a bare `unreachable`, and no
+//! panic hook runs. A dataset that held every footer open failed that way after 23–102 s — as
+//! `INTERNAL: unreachable`, which says nothing of memory. So a failed allocation records its size
+//! ([`take_failure`]) before the abort: the JS side asks after a trap, and reports
+//! `OUT_OF_MEMORY` with the size and the memory in use.
+//!
 //! WebAssembly without threads (this build) runs one thread per instance, so the allocator needs
 //! no lock.
 
 use core::alloc::{GlobalAlloc, Layout};
-use core::ptr::addr_of_mut;
+use core::arch::wasm32;
+use core::ptr::{addr_of_mut, null_mut};
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use dlmalloc::Dlmalloc;
 
 /// Bytes the WebAssembly memory grows by, at least, when the heap needs more.
 pub const GROWTH: usize = 16 << 20;
 
-static mut HEAP: Dlmalloc = const {
-    let mut heap = Dlmalloc::new();
+/// Bytes of a WebAssembly page.
+const PAGE: usize = 64 << 10;
+
+/// The most bytes the memory may grow to ([`set_limit`]); `usize::MAX`: the engine's own limit.
+static LIMIT: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+/// The size of the last allocation that failed, 0 if none since it was last taken.
+static FAILED: AtomicUsize = AtomicUsize::new(0);
+
+/// The memory below dlmalloc: what its own wasm system allocator does (grow the memory, never give
+/// it back), refusing to grow past [`LIMIT`]. (dlmalloc's also hands out the part of the initial
+/// memory the linker left after the data, under 64 KiB: not worth an `extern` of linker symbols.)
+struct Memory;
+
+// SAFETY: `alloc` returns either null (allowed) or a fresh region from `memory.grow` that nothing
+// else owns; the others refuse everything (as dlmalloc's own wasm allocator does), which is allowed.
+unsafe impl dlmalloc::Allocator for Memory {
+    fn alloc(&self, size: usize) -> (*mut u8, usize, u32) {
+        let pages = size.div_ceil(PAGE);
+        let now = wasm32::memory_size(0).saturating_mul(PAGE);
+        if now.saturating_add(pages.saturating_mul(PAGE)) > LIMIT.load(Ordering::Relaxed) {
+            return (null_mut(), 0, 0);
+        }
+        let previous = wasm32::memory_grow(0, pages);
+        if previous == usize::MAX {
+            return (null_mut(), 0, 0);
+        }
+        let base = previous * PAGE;
+        let size = pages * PAGE;
+        // The region must not end at the very top of the address space (a pointer one past it would
+        // wrap to 0): keep its last bytes back, as dlmalloc's own does.
+        if base.wrapping_add(size) == 0 {
+            return (base as *mut u8, size - 16, 0);
+        }
+        (base as *mut u8, size, 0)
+    }
+
+    fn remap(&self, _ptr: *mut u8, _oldsize: usize, _newsize: usize, _can_move: bool) -> *mut u8 {
+        null_mut()
+    }
+
+    fn free_part(&self, _ptr: *mut u8, _oldsize: usize, _newsize: usize) -> bool {
+        false
+    }
+
+    fn free(&self, _ptr: *mut u8, _size: usize) -> bool {
+        false
+    }
+
+    fn can_release_part(&self, _flags: u32) -> bool {
+        false
+    }
+
+    fn allocates_zeros(&self) -> bool {
+        true
+    }
+
+    fn page_size(&self) -> usize {
+        PAGE
+    }
+}
+
+static mut HEAP: Dlmalloc<Memory> = const {
+    let mut heap = Dlmalloc::new_with_allocator(Memory);
     assert!(heap.set_granularity(GROWTH));
     heap
 };
+
+/// Bounds the WebAssembly memory to `bytes` (at least what it already has): past it an allocation
+/// fails as if the engine's limit were reached. Lowering it later only stops further growth.
+pub fn set_limit(bytes: usize) {
+    LIMIT.store(bytes, Ordering::Relaxed);
+}
+
+/// The size of the last allocation that failed since the last call (taken), if any.
+pub fn take_failure() -> Option<usize> {
+    match FAILED.swap(0, Ordering::Relaxed) {
+        0 => None,
+        size => Some(size),
+    }
+}
+
+/// Bytes of WebAssembly memory this instance has now.
+pub fn memory_bytes() -> usize {
+    wasm32::memory_size(0).saturating_mul(PAGE)
+}
+
+/// Notes a failed allocation of `layout` (the abort that follows cannot say it).
+#[cold]
+fn failed(size: usize) -> *mut u8 {
+    FAILED.store(size.max(1), Ordering::Relaxed);
+    null_mut()
+}
 
 /// The global allocator of the WebAssembly build.
 pub struct Allocator;
@@ -38,7 +136,12 @@ static GLOBAL: Allocator = Allocator;
 unsafe impl GlobalAlloc for Allocator {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        unsafe { (*addr_of_mut!(HEAP)).malloc(layout.size(), layout.align()) }
+        let ptr = unsafe { (*addr_of_mut!(HEAP)).malloc(layout.size(), layout.align()) };
+        if ptr.is_null() {
+            failed(layout.size())
+        } else {
+            ptr
+        }
     }
 
     #[inline]
@@ -48,11 +151,22 @@ unsafe impl GlobalAlloc for Allocator {
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        unsafe { (*addr_of_mut!(HEAP)).calloc(layout.size(), layout.align()) }
+        let ptr = unsafe { (*addr_of_mut!(HEAP)).calloc(layout.size(), layout.align()) };
+        if ptr.is_null() {
+            failed(layout.size())
+        } else {
+            ptr
+        }
     }
 
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        unsafe { (*addr_of_mut!(HEAP)).realloc(ptr, layout.size(), layout.align(), new_size) }
+        let moved =
+            unsafe { (*addr_of_mut!(HEAP)).realloc(ptr, layout.size(), layout.align(), new_size) };
+        if moved.is_null() {
+            failed(new_size)
+        } else {
+            moved
+        }
     }
 }

@@ -210,6 +210,37 @@ pub fn take_panic_message() -> Option<String> {
     crate::panic::take_message()
 }
 
+/// The size of the last allocation this instance could not make (taken), to explain a trap: the
+/// memory was full (see `allocator`). `undefined` when none failed.
+#[wasm_bindgen(js_name = takeAllocationFailure)]
+pub fn take_allocation_failure() -> Option<f64> {
+    #[cfg(target_arch = "wasm32")]
+    return crate::allocator::take_failure().map(|bytes| bytes as f64);
+    #[cfg(not(target_arch = "wasm32"))]
+    None
+}
+
+/// Bounds this instance's WebAssembly memory to `bytes` (`ReaderOptions.memoryLimitBytes`):
+/// past it, allocations fail as at the engine's own limit.
+#[wasm_bindgen(js_name = setMemoryLimit)]
+pub fn set_memory_limit(bytes: f64) -> Result<(), JsValue> {
+    if !(bytes.is_finite() && bytes >= 0.0) {
+        return Err(crate::js_error::to_js(
+            &parquet_skim_core::error::SkimError::invalid_argument(
+                "memoryLimitBytes",
+                format!("expected a whole number of bytes, found {bytes}"),
+            ),
+        ));
+    }
+    #[cfg(target_arch = "wasm32")]
+    crate::allocator::set_limit(if bytes >= usize::MAX as f64 {
+        usize::MAX
+    } else {
+        bytes as usize
+    });
+    Ok(())
+}
+
 /// Runs one warm-up pass over the small embedded file (see `parquet_skim_core::warm_up`):
 /// `decode` false runs what the page runs (open, plan), true also decodes, as a worker does.
 /// Returns the milliseconds it took.

@@ -121,7 +121,12 @@ export class WorkerPool implements Executor {
   constructor(
     private readonly size: number,
     private readonly module: Promise<WebAssembly.Module>,
-    private readonly options: { warmUp: boolean; workerUrl: string | URL | undefined; lazy?: boolean } = {
+    private readonly options: {
+      warmUp: boolean;
+      workerUrl: string | URL | undefined;
+      lazy?: boolean;
+      memoryLimitBytes?: number | null;
+    } = {
       warmUp: false,
       workerUrl: undefined,
     },
@@ -273,11 +278,12 @@ export class WorkerPool implements Executor {
     worker.onmessageerror = () => this.onCrash(slot, 'a message from the worker could not be read');
     // `init` goes first: a replacement gets its task right after this returns.
     const { warmUp } = this.options;
-    if (this.compiled !== undefined) this.post(slot, { kind: 'init', module: this.compiled, warmUp });
+    const memoryLimitBytes = this.options.memoryLimitBytes ?? null;
+    if (this.compiled !== undefined) this.post(slot, { kind: 'init', module: this.compiled, warmUp, memoryLimitBytes });
     else {
       this.module.then(
         (module) => {
-          if (this.slots.includes(slot)) this.post(slot, { kind: 'init', module, warmUp });
+          if (this.slots.includes(slot)) this.post(slot, { kind: 'init', module, warmUp, memoryLimitBytes });
         },
         () => undefined,
       );
@@ -377,7 +383,7 @@ export class WorkerPool implements Executor {
     }
     if (message.kind === 'failed' && message.error.name === 'RuntimeError') {
       // A WebAssembly trap: the instance's state is unknown, so the worker must go.
-      this.onCrash(slot, message.error.message, message.taskId);
+      this.onCrash(slot, message.error.message, message.taskId, message.error.code);
       return;
     }
     const job = slot.jobs.find((j) => j.taskId === message.taskId) ?? null;
@@ -458,11 +464,12 @@ export class WorkerPool implements Executor {
 
   /**
    * Replaces a crashed worker. The task that trapped (`culprit`, when the worker named it; all of
-   * its tasks otherwise) is retried once, then fails with `WORKER_CRASHED`; its other task goes
+   * its tasks otherwise) is retried once, then fails with `WORKER_CRASHED` (`OUT_OF_MEMORY` when
+   * the trap was the worker's memory running out, `code`); its other task goes
    * back to the queue as it was. A worker that crashed before it was ready blames no task: its
    * jobs wait for a worker that starts, and {@link MAX_START_FAILURES} in a row give up.
    */
-  private onCrash(slot: Slot, reason: string, culprit: number | null = null): void {
+  private onCrash(slot: Slot, reason: string, culprit: number | null = null, code?: string): void {
     if (!this.slots.includes(slot)) return;
     if (!slot.ready) {
       this.startFailures += 1;
@@ -483,10 +490,14 @@ export class WorkerPool implements Executor {
         this.queue.unshift(job);
       } else {
         this.settle(job, {
-          error: new ParquetSkimError(
-            'WORKER_CRASHED',
-            `a worker crashed twice running the same task (${reason}); the file may trigger a decoder bug, please report it`,
-          ),
+          error:
+            code === 'OUT_OF_MEMORY'
+              ? // The task needs more memory than a fresh worker has: not a bug, and not worth a third try.
+                new ParquetSkimError('OUT_OF_MEMORY', `${reason} (on a fresh worker as well)`)
+              : new ParquetSkimError(
+                  'WORKER_CRASHED',
+                  `a worker crashed twice running the same task (${reason}); the file may trigger a decoder bug, please report it`,
+                ),
         });
       }
     }

@@ -17,7 +17,7 @@ export interface Chunk {
 /** Scheduler → host. */
 export type HostRequest =
   /** `warmUp`: run the core over its embedded file before the first task (see `TaskHost.warmUp`). */
-  | { kind: 'init'; module: WebAssembly.Module; warmUp: boolean }
+  | { kind: 'init'; module: WebAssembly.Module; warmUp: boolean; memoryLimitBytes: number | null }
   | { kind: 'openFile'; fileId: number; fileLen: number; starts: number[]; buffers: Uint8Array[]; viewTypes: boolean }
   | { kind: 'closeFile'; fileId: number }
   /**

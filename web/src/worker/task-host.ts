@@ -11,6 +11,7 @@
  * happen here, in one pass, on one thread.
  */
 import { serializeError } from '../errors.js';
+import { explainTrap } from '../trap.js';
 import type { TaskStep } from '../wasm/contract.js';
 import type { ParquetFileHandle, Scan, Task } from '../wasm/parquet_skim_wasm.js';
 import { type Wasm, wasmMemoryBytes } from '../wasm-loader.js';
@@ -211,17 +212,8 @@ export class TaskHost {
       return work();
     } catch (error) {
       if (taskId !== null) this.finish(taskId);
-      const serialized = serializeError(error);
-      if (serialized.name === 'RuntimeError') {
-        // A trap: a Rust panic (abort) says what broke; say it too.
-        let panic: string | undefined;
-        try {
-          panic = this.wasm.takePanicMessage();
-        } catch {
-          // The instance cannot even answer: the trap's own message will do.
-        }
-        if (panic !== undefined) serialized.message = `${serialized.message} (${panic})`;
-      }
+      // A trap: say what it was (out of memory, or a Rust panic's message).
+      const serialized = explainTrap(serializeError(error));
       return { kind: 'failed', taskId, error: serialized };
     }
   }
