@@ -1,7 +1,8 @@
 /**
  * The main paths in all three engines — Chromium, Firefox ESR and WebKit (Safari's engine), each
  * the Debian build driven as tests/support/engines.mjs says: open a URL, read its first rows, a
- * filtered scan, and an abort — and a dataset of three files (a filtered scan, a count) — through
+ * filtered scan, and an abort — and a dataset of three files (a filtered scan, a count), and memory
+ * running out (`OUT_OF_MEMORY`, not a bare trap) — through
  * the package as the test harness page bundles it (Web Workers, WebAssembly, range requests to the
  * real range server). Each engine's rows must equal the same reads done in Node.
  */
@@ -57,7 +58,7 @@ async function mainPaths({
     const bounded = await reader.openDataset(datasetUrls, { footerMemoryBytes: 1 });
     const boundedTable = await bounded.scan({ columns: ['id'], filter: datasetFilter }).toTable();
     const boundedCount = await bounded.count({ filter: datasetFilter });
-    return {
+    const result = {
       rows: file.metadata.numRows,
       firstIds: Array.from(first.getChild('id')?.toArray() ?? [], Number),
       firstStrings: Array.from(first.getChild('string_col')?.toArray() ?? [], String),
@@ -73,13 +74,27 @@ async function mainPaths({
       workers: reader.stats().workers.ready,
       onPage: reader.stats().workers.tasksOnPage,
     };
+    // Memory running out reads as such (the trap's cause taken from the core), in this engine
+    // too: 100 names of the file, every footer held, where the page's core may have 32 MiB. Last,
+    // as the limit stays on the page's instance.
+    const limited = await skim.createReader({ workers: 0, memoryLimitBytes: 32 * 2 ** 20 });
+    const copies = Array.from({ length: 100 }, (_, i) => `${url}?copy=${i}`);
+    let outOfMemory = 'no error';
+    try {
+      const all = await limited.openDataset(copies, { footerMemoryBytes: 2 ** 40 });
+      await all.count({ filter: datasetFilter });
+    } catch (e) {
+      outOfMemory = (e as { code?: string }).code ?? 'untyped';
+    }
+    limited.dispose();
+    return { ...result, outOfMemory };
   } finally {
     reader.dispose();
   }
 }
 
 let server: RangeServer;
-let expected: Omit<Awaited<ReturnType<typeof mainPaths>>, 'workers' | 'onPage' | 'bounded'>;
+let expected: Omit<Awaited<ReturnType<typeof mainPaths>>, 'workers' | 'onPage' | 'bounded' | 'outOfMemory'>;
 
 beforeAll(async () => {
   server = await startRangeServer({
@@ -111,7 +126,7 @@ afterAll(() => server.close());
 
 describe('the main paths in every engine', () => {
   for (const name of ENGINES) {
-    it(`${name}: open, first rows, a filter, an abort, a dataset`, { timeout: 180_000 }, async () => {
+    it(`${name}: open, first rows, a filter, an abort, a dataset, memory running out`, { timeout: 180_000 }, async () => {
       const engine = await launchEngine(name);
       try {
         const page = await engine.open(`${server.url}/`);
@@ -126,12 +141,20 @@ describe('the main paths in every engine', () => {
           // The first query on the page, the others in workers.
           expect(result.onPage).toBe(1);
           expect(result.workers).toBeGreaterThan(0);
-          expect({ ...result, workers: undefined, onPage: undefined, bounded: undefined }).toEqual({
+          expect({
+            ...result,
+            workers: undefined,
+            onPage: undefined,
+            bounded: undefined,
+            outOfMemory: undefined,
+          }).toEqual({
             ...expected,
             workers: undefined,
             onPage: undefined,
             bounded: undefined,
+            outOfMemory: undefined,
           });
+          expect(result.outOfMemory).toBe('OUT_OF_MEMORY');
           // The same dataset within footerMemoryBytes: the same answers, no file left open.
           expect(result.bounded).toEqual({ ids: expected.datasetIds, count: expected.datasetCount, memoryBytes: 0 });
           expect(expected.filteredIds.length).toBeGreaterThan(0);
