@@ -126,7 +126,9 @@ afterAll(() => server.close());
 
 describe('the main paths in every engine', () => {
   for (const name of ENGINES) {
-    it(`${name}: open, first rows, a filter, an abort, a dataset, memory running out`, { timeout: 180_000 }, async () => {
+    it(`${name}: open, first rows, a filter, an abort, a dataset, memory running out`, {
+      timeout: 180_000,
+    }, async () => {
       const engine = await launchEngine(name);
       try {
         const page = await engine.open(`${server.url}/`);
