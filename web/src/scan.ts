@@ -4,6 +4,14 @@
  *
  * A scan starts when first iterated and can be iterated once. Breaking out of the loop (or
  * aborting the `signal`) stops fetching and decoding of the tasks still in flight.
+ *
+ * An iterator left unfinished without `return()` — `await scan[Symbol.asyncIterator]().next()`
+ * for a first batch, then dropped — would keep what its scan holds for good: its generator never
+ * resumes, so its `finally` blocks never run (a dataset's files stay pinned open past
+ * `footerMemoryBytes`, the workers keep the scan's state). The iterator handed out is a thin
+ * wrapper registered with a `FinalizationRegistry`: when it is collected unfinished, its
+ * generator is told to return, and lets go of everything as a `break` would — at the engine's
+ * next garbage collection, not at once.
  */
 import { type RecordBatch, type Schema, Table } from 'apache-arrow';
 import { ParquetSkimError } from './errors.js';
@@ -116,6 +124,35 @@ export interface ColumnCacheStats
   series: Array<{ ms: number; bytes: number }>;
 }
 
+/** Generators of iterators collected before they finished: each is told to return (see the module doc). */
+const abandoned = new FinalizationRegistry<AsyncGenerator<RecordBatch>>((generator) => {
+  generator.return(undefined).catch(() => undefined);
+});
+
+/**
+ * `generator` behind an iterator of its own, which returns the generator when it is collected
+ * unfinished. The generator must not reach the wrapper (it does not: the wrapper is made here).
+ */
+function returnedWhenDropped(generator: AsyncGenerator<RecordBatch>): AsyncIterableIterator<RecordBatch> {
+  const ended = <T>(result: IteratorResult<RecordBatch, T>) => {
+    if (result.done === true) abandoned.unregister(iterator);
+    return result;
+  };
+  const iterator: AsyncIterableIterator<RecordBatch> = {
+    next: () => generator.next().then(ended),
+    return: (value?: unknown) => {
+      abandoned.unregister(iterator);
+      return generator.return(value as undefined);
+    },
+    throw: (error?: unknown) => generator.throw(error).then(ended),
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+  abandoned.register(iterator, generator, iterator);
+  return iterator;
+}
+
 /** The batches of a scan. */
 export class Scan<S extends ScanStats = ScanStats> implements AsyncIterable<RecordBatch> {
   private started = false;
@@ -140,7 +177,7 @@ export class Scan<S extends ScanStats = ScanStats> implements AsyncIterable<Reco
       throw new ParquetSkimError('INVALID_ARGUMENT', 'a scan can be iterated once; call file.scan() again');
     }
     this.started = true;
-    return this.produce();
+    return returnedWhenDropped(this.produce());
   }
 
   /** Collects every batch into one apache-arrow `Table`. */

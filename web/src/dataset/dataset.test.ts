@@ -2,6 +2,8 @@ import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRangeServer } from '../../../tests/server/range-server.mjs';
 import { count, sum } from '../aggregate.js';
@@ -330,6 +332,28 @@ describe('a dataset over HTTP whose footers are read as scans need them', () => 
     for await (const _ of ds.scan({ columns: ['id'], batchSize: 2 })) break;
     expect(await idsOf(ds.scan({ columns: ['id'] }))).toEqual(ids.flat());
     expect(ds.memoryBytes).toBeLessThanOrEqual(budget);
+  });
+
+  it('lets go of the files a scan held when its iterator is dropped unfinished, at the next garbage collection', async () => {
+    // The engine's collector, on demand (V8's flag, set at run time; its `gc` from a new context).
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as () => void;
+    const ds = await reader.openDataset(urls, { footerMemoryBytes: 1 });
+    // A first batch, and the iterator dropped: no `break`, no return().
+    await (async () => {
+      const iterator = ds.scan({ columns: ['id'], batchSize: 2 })[Symbol.asyncIterator]();
+      expect((await iterator.next()).value?.numRows).toBe(2);
+    })();
+    // Its scan still holds the file it was reading.
+    expect(ds.memoryBytes).toBeGreaterThan(0);
+    for (let i = 0; i < 50 && ds.memoryBytes > 0; i++) {
+      gc();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(ds.memoryBytes).toBe(0);
+    // And the dataset reads on, whole.
+    expect(await idsOf(ds.scan({ columns: ['id'] }))).toEqual(ids.flat());
+    ds.close();
   });
 
   it('reads a manifest of paths and sizes, relative to its URL', async () => {
