@@ -342,8 +342,13 @@ test('a dataset whose footers outgrow the page’s memory fails with OUT_OF_MEMO
     const rows = await bounded.count({ filter });
     const held = bounded.memoryBytes;
     bounded.close();
+    // With no footerMemoryBytes given, a reader with a memory limit bounds the footers to a quarter of it.
+    const byDefault = await reader.openDataset(urls);
+    const rowsByDefault = await byDefault.count({ filter });
+    const heldByDefault = byDefault.memoryBytes;
+    byDefault.close();
     reader.dispose();
-    return { error, perFile, rows, held };
+    return { error, perFile, rows, held, rowsByDefault, heldByDefault };
   });
   expect(result.error).toMatchObject({ name: 'ParquetSkimError', code: 'OUT_OF_MEMORY', isSkimError: true });
   expect(result.error?.message).toMatch(
@@ -352,4 +357,6 @@ test('a dataset whose footers outgrow the page’s memory fails with OUT_OF_MEMO
   expect(result.perFile).toBeGreaterThan(0);
   expect(result.rows).toBe(60 * result.perFile);
   expect(result.held).toBeLessThanOrEqual(4 * 2 ** 20);
+  expect(result.rowsByDefault).toBe(result.rows);
+  expect(result.heldByDefault).toBeLessThanOrEqual(8 * 2 ** 20);
 });

@@ -11,7 +11,7 @@
 
 import { ARROW_READS_VIEWS } from './arrow.js';
 import type { Dataset, DatasetContext, DatasetOptions } from './dataset/dataset.js';
-import { openDataset } from './dataset/open.js';
+import { DEFAULT_FOOTER_MEMORY_BYTES, openDataset } from './dataset/open.js';
 import type { DatasetSources } from './dataset/sources.js';
 import { invalidArgument, ParquetSkimError, toSkimError } from './errors.js';
 import { type CheckedOptions, ParquetFile } from './file.js';
@@ -289,6 +289,7 @@ export class Reader {
       readAheadDecodedBytes: number;
       cacheBytes: number;
       instanceCacheBytes: number;
+      memoryLimitBytes: number | null;
       prefetchOutputBytes: number;
       pageWalkMinBytes: number;
     },
@@ -395,7 +396,13 @@ export class Reader {
       parseFilter: (sql) => this.parseFilter(sql),
       checkScanOptions: (options) => this.checkScanOptions(options),
     };
-    return openDataset(context, (source, fileOptions) => this.open(source, fileOptions), sources, options);
+    // Within a memory limit, the default footer bound leaves room for the rest (a quarter of it).
+    const limit = this.tuning.memoryLimitBytes;
+    const bounded =
+      limit === null || options.footerMemoryBytes !== undefined
+        ? options
+        : { ...options, footerMemoryBytes: Math.min(DEFAULT_FOOTER_MEMORY_BYTES, Math.floor(limit / 4)) };
+    return openDataset(context, (source, fileOptions) => this.open(source, fileOptions), sources, bounded);
   }
 
   /**
@@ -746,6 +753,7 @@ export async function createReader(options: ReaderOptions = {}): Promise<Reader>
       readAheadDecodedBytes,
       cacheBytes,
       instanceCacheBytes: memoryLimitBytes === null ? Number.POSITIVE_INFINITY : memoryLimitBytes / 8,
+      memoryLimitBytes,
       prefetchOutputBytes,
       pageWalkMinBytes,
     },

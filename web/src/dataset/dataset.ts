@@ -996,7 +996,8 @@ export interface DatasetOptions extends Omit<OpenOptions, 'size'> {
   onFileError?: 'fail' | 'skip';
   /**
    * The most memory, in bytes, the dataset's open files may hold in the core (their decoded
-   * footers: `ParquetFile.memoryBytes`) — default 256 MiB. A file of many row groups holds
+   * footers: `ParquetFile.memoryBytes`) — default 256 MiB, or a quarter of the reader's
+   * `memoryLimitBytes` when it has a smaller one. A file of many row groups holds
    * several times its footer (~1.3 MB for a 292 KB footer of ~180 row groups), and a page's
    * WebAssembly memory ends at 4 GiB. Beyond the bound, files no scan is reading are closed —
    * the one a scan let go of last first, so a scan larger than the bound closes the files behind
