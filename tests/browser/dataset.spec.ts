@@ -352,7 +352,7 @@ test('a dataset whose footers outgrow the page’s memory fails with OUT_OF_MEMO
   });
   expect(result.error).toMatchObject({ name: 'ParquetSkimError', code: 'OUT_OF_MEMORY', isSkimError: true });
   expect(result.error?.message).toMatch(
-    /the page's WebAssembly core could not allocate [\d.]+ (bytes|KiB|MiB): it has [\d.]+ MiB, grows 16 MiB at a time, and its limit is memoryLimitBytes, 32 MiB.*footerMemoryBytes/,
+    /the page's WebAssembly core could not allocate [\d.]+ (bytes|KiB|MiB): it has [\d.]+ MiB, and its limit is memoryLimitBytes, 32 MiB.*footerMemoryBytes/,
   );
   expect(result.perFile).toBeGreaterThan(0);
   expect(result.rows).toBe(60 * result.perFile);

@@ -159,7 +159,7 @@ test('a task that runs a worker out of memory fails with OUT_OF_MEMORY after one
   expect(result.error).toMatchObject({ name: 'ParquetSkimError', code: 'OUT_OF_MEMORY', isSkimError: true });
   // Whose memory, how much was asked and held, the limit, and what to do.
   expect(result.error?.message).toMatch(
-    /a worker's WebAssembly core could not allocate [\d.]+ (bytes|KiB|MiB): it has [\d.]+ MiB, grows 16 MiB at a time, and its limit is memoryLimitBytes, 32 MiB/,
+    /a worker's WebAssembly core could not allocate [\d.]+ (bytes|KiB|MiB): it has [\d.]+ MiB, and its limit is memoryLimitBytes, 32 MiB/,
   );
   expect(result.error?.message).toContain('on a fresh worker as well');
   expect(result.rows).toBe(1000);

@@ -7,7 +7,7 @@
  * {@link toSkimError} turns any of them back into a `ParquetSkimError`, so callers branch on
  * `error.code` and never parse messages.
  */
-import { explainLiveTrap } from './trap.js';
+import { explainFailure } from './trap.js';
 import { ERROR_CODES, type ErrorCode } from './wasm/contract.js';
 
 /**
@@ -79,9 +79,8 @@ export function serializeError(error: unknown): SerializedError {
 export function toSkimError(error: unknown): Error {
   if (error instanceof ParquetSkimError) return error;
   if (isAbortError(error)) return error as Error;
-  // A trap of this thread's own instance says what it was (out of memory, a panic).
-  const flat =
-    error instanceof WebAssembly.RuntimeError ? explainLiveTrap(error, serializeError(error)) : serializeError(error);
+  // A failure of this thread's own core says what it was (out of memory, a panic).
+  const flat = explainFailure(error, serializeError(error));
   if (flat.name === 'AbortError') {
     return new DOMException(flat.message, 'AbortError');
   }

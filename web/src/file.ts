@@ -19,6 +19,7 @@ import { type RowGroupFate, Scan, type ScanStats } from './scan.js';
 import type { Executor, FileFooter, TaskResult } from './scheduler/executor.js';
 import { type PhaseCosts, type ReadPlan, runPlan, type ScanPart, scanRef } from './scheduler/scheduler.js';
 import { keyOf } from './scheduler/shared-reads.js';
+import { instanceTrapped } from './trap.js';
 import type { DecodeLimits, ScanRequest, TaskSpec } from './wasm/contract.js';
 import type { ParquetFileHandle } from './wasm/parquet_skim_wasm.js';
 import type { Chunk } from './worker/protocol.js';
@@ -221,11 +222,15 @@ export class ParquetFile {
     if (this.closed) return;
     // Both stay readable after the close — if they can be built: a core out of memory cannot, and
     // a close never fails (they are then `DISPOSED`, as if never read).
-    try {
-      void this.schema;
-      void this.metadata;
-    } catch {
-      // Not kept.
+    // (Not after a trap of this thread's core: building them would only fail again, and leave the
+    // handle borrowed, never to be freed.)
+    if (!instanceTrapped()) {
+      try {
+        void this.schema;
+        void this.metadata;
+      } catch {
+        // Not kept.
+      }
     }
     this.release();
   }
@@ -604,7 +609,10 @@ export function countTask(stats: ScanStats, missed: Set<number>, spec: TaskSpec,
   }
 }
 
-export function statsOf(plan: ReadPlan, context: { cacheBytes: number; executor: Executor }): ScanStats {
+export function statsOf(
+  plan: ReadPlan,
+  context: { cacheBytes: number; instanceCacheBytes: number; executor: Executor },
+): ScanStats {
   const rowGroupFates: RowGroupFate[] = Array.from({ length: plan.stats.rowGroupsTotal }, () => 'unread');
   for (const { rowGroup, by } of plan.stats.prunedRowGroups) rowGroupFates[rowGroup] = by;
   const read = new Set(plan.tasks.flatMap((task) => rowGroupsOf(task.spec)));
@@ -617,7 +625,11 @@ export function statsOf(plan: ReadPlan, context: { cacheBytes: number; executor:
   }
   const { prunedRowGroups: _, ...counts } = plan.stats;
   return {
-    ...emptyScanStats(context.executor.cachedBytes(), context.cacheBytes),
+    // The workers' caches together, each within its instance's cap when memory is limited.
+    ...emptyScanStats(
+      context.executor.cachedBytes(),
+      Math.min(context.cacheBytes, context.instanceCacheBytes * context.executor.concurrency),
+    ),
     ...counts,
     tasksTotal: plan.tasks.length,
     rowGroupsRead: read.size,

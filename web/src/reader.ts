@@ -117,10 +117,11 @@ export interface ReaderOptions {
   warmUp?: boolean;
   /**
    * The most WebAssembly memory each instance of the core may grow to, in bytes (default: none
-   * but the engine's, 4 GiB): each worker's, and the page's (shared by the page's readers: the
-   * lowest limit asked holds). The memory grows 16 MiB at a time and never shrinks; a task or an
-   * open that needs more fails with `OUT_OF_MEMORY` (a worker's task on a second, fresh worker
-   * first), as it would at 4 GiB — use it to keep a tab's memory bounded. At least 32 MiB.
+   * but the engine's, 4 GiB): each worker's, and the page's (shared by every reader of the page
+   * for the page's lifetime: the lowest limit any asked holds). The memory never shrinks; a task
+   * or an open that needs more fails with `OUT_OF_MEMORY` (a worker's task on a second, fresh
+   * worker first), as it would at 4 GiB — use it to keep a tab's memory bounded. Each cache then
+   * takes at most an eighth of it, a dataset's footers a quarter by default. At least 32 MiB.
    */
   memoryLimitBytes?: number;
   /** Where the `.wasm` is (default: next to this module), or a compiled module. */

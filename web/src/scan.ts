@@ -118,11 +118,14 @@ export interface ColumnCacheStats
   // decoded; bytes*: added to, evicted from, and decoded but not kept by the caches (over budget).
   /** Most bytes all workers' caches held together during the scan; never above `budgetBytes`. */
   peakBytes: number;
-  /** The caches' budget: the reader's `cacheBytes` (0: off). */
+  /** The caches' budget: the reader's `cacheBytes` (0: off), or less under `memoryLimitBytes` (an eighth of it per worker). */
   budgetBytes: number;
   /** Bytes all caches held, at the start and after each task: milliseconds since the start. */
   series: Array<{ ms: number; bytes: number }>;
 }
+
+/** The prototype every async generator's iterators share (`[Symbol.asyncIterator]` returns `this`). */
+const ASYNC_ITERATOR_PROTOTYPE: object = Object.getPrototypeOf(Object.getPrototypeOf(async function* () {}).prototype);
 
 /** Generators of iterators collected before they finished: each is told to return (see the module doc). */
 const abandoned = new FinalizationRegistry<AsyncGenerator<RecordBatch>>((generator) => {
@@ -138,17 +141,16 @@ function returnedWhenDropped(generator: AsyncGenerator<RecordBatch>): AsyncItera
     if (result.done === true) abandoned.unregister(iterator);
     return result;
   };
-  const iterator: AsyncIterableIterator<RecordBatch> = {
+  // On the engine's %AsyncIteratorPrototype%, as a generator is: `[Symbol.asyncIterator]`, and
+  // `[Symbol.asyncDispose]` (`await using`) where the engine has it, come from there.
+  const iterator: AsyncIterableIterator<RecordBatch> = Object.assign(Object.create(ASYNC_ITERATOR_PROTOTYPE), {
     next: () => generator.next().then(ended),
     return: (value?: unknown) => {
       abandoned.unregister(iterator);
       return generator.return(value as undefined);
     },
     throw: (error?: unknown) => generator.throw(error).then(ended),
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-  };
+  });
   abandoned.register(iterator, generator, iterator);
   return iterator;
 }

@@ -11,9 +11,10 @@
 //! the GC 2.9 s. Growing 16 MiB at a time makes that a dozen grows. The memory reserved but not
 //! yet used is never touched, so the engine commits no pages for it.
 //!
-//! **Out of memory.** When the heap cannot grow (the engine's 4 GiB, or [`set_limit`]'s bound),
-//! Rust's allocation-failure handler aborts: the instance traps with a bare `unreachable`, and no
-//! panic hook runs. A dataset that held every footer open failed that way after 23–102 s — as
+//! **Out of memory.** When the heap cannot grow (the engine's 4 GiB, or [`set_limit`]'s bound —
+//! near which it grows a page at a time: [`finer`]), Rust's allocation-failure handler aborts:
+//! the instance traps with a bare `unreachable`, and no panic hook runs (zlib-rs and zstd handle a
+//! failed allocation themselves, as an error). A dataset that held every footer open failed that way after 23–102 s — as
 //! `INTERNAL: unreachable`, which says nothing of memory. So a failed allocation records its size
 //! ([`take_failure`]) before the abort: the JS side asks after a trap, and reports
 //! `OUT_OF_MEMORY` with the size and the memory in use.
@@ -24,7 +25,7 @@
 use core::alloc::{GlobalAlloc, Layout};
 use core::arch::wasm32;
 use core::ptr::{addr_of_mut, null_mut};
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use dlmalloc::Dlmalloc;
 
@@ -99,8 +100,9 @@ static mut HEAP: Dlmalloc<Memory> = const {
     heap
 };
 
-/// Bounds the WebAssembly memory to `bytes` (at least what it already has): past it an allocation
-/// fails as if the engine's limit were reached. Lowering it later only stops further growth.
+/// Bounds the WebAssembly memory to `bytes`: past it an allocation fails as if the engine's limit
+/// were reached. A bound below what the memory has already only stops it growing (memory never
+/// shrinks).
 pub fn set_limit(bytes: usize) {
     LIMIT.store(bytes, Ordering::Relaxed);
 }
@@ -113,12 +115,40 @@ pub fn take_failure() -> Option<usize> {
     }
 }
 
-/// Bytes of WebAssembly memory this instance has now.
-pub fn memory_bytes() -> usize {
-    wasm32::memory_size(0).saturating_mul(PAGE)
+/// Whether the growth step was turned down to a page (see [`finer`]).
+static FINE: AtomicBool = AtomicBool::new(false);
+
+/// Under a limit, the first time the heap cannot grow, turns its growth step down from
+/// [`GROWTH`] to one page, and says whether the allocation is worth trying again: 16 MiB steps
+/// would stop up to 16 MiB short of the limit (a 32 MiB limit held 17 MiB). Further growth is a
+/// page at a time, which costs only near the limit.
+fn finer(heap: &mut Dlmalloc<Memory>) -> bool {
+    if LIMIT.load(Ordering::Relaxed) == usize::MAX || FINE.swap(true, Ordering::Relaxed) {
+        return false;
+    }
+    heap.set_granularity(PAGE)
 }
 
-/// Notes a failed allocation of `layout` (the abort that follows cannot say it).
+/// `allocate` on the heap; once more in page steps if it failed under a limit ([`finer`]); and
+/// a failure that stands is noted with `size` (the abort that follows cannot say it).
+#[inline]
+fn allocate(size: usize, mut allocate: impl FnMut(&mut Dlmalloc<Memory>) -> *mut u8) -> *mut u8 {
+    // SAFETY: see the `GlobalAlloc` impl: one thread, no overlapping calls, so this is the only
+    // reference to the heap while it lives.
+    let heap = unsafe { &mut *addr_of_mut!(HEAP) };
+    let ptr = allocate(heap);
+    if !ptr.is_null() {
+        return ptr;
+    }
+    let ptr = if finer(heap) { allocate(heap) } else { ptr };
+    if ptr.is_null() {
+        failed(size)
+    } else {
+        ptr
+    }
+}
+
+/// Notes a failed allocation of `size` bytes.
 #[cold]
 fn failed(size: usize) -> *mut u8 {
     FAILED.store(size.max(1), Ordering::Relaxed);
@@ -136,12 +166,10 @@ static GLOBAL: Allocator = Allocator;
 unsafe impl GlobalAlloc for Allocator {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let ptr = unsafe { (*addr_of_mut!(HEAP)).malloc(layout.size(), layout.align()) };
-        if ptr.is_null() {
-            failed(layout.size())
-        } else {
-            ptr
-        }
+        // SAFETY: dlmalloc's `malloc` with the layout's size and alignment.
+        allocate(layout.size(), |heap| unsafe {
+            heap.malloc(layout.size(), layout.align())
+        })
     }
 
     #[inline]
@@ -151,22 +179,18 @@ unsafe impl GlobalAlloc for Allocator {
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let ptr = unsafe { (*addr_of_mut!(HEAP)).calloc(layout.size(), layout.align()) };
-        if ptr.is_null() {
-            failed(layout.size())
-        } else {
-            ptr
-        }
+        // SAFETY: dlmalloc's `calloc` with the layout's size and alignment.
+        allocate(layout.size(), |heap| unsafe {
+            heap.calloc(layout.size(), layout.align())
+        })
     }
 
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let moved =
-            unsafe { (*addr_of_mut!(HEAP)).realloc(ptr, layout.size(), layout.align(), new_size) };
-        if moved.is_null() {
-            failed(new_size)
-        } else {
-            moved
-        }
+        // SAFETY: the caller's block and layout; a failed realloc leaves the block as it was, so
+        // trying again is sound.
+        allocate(new_size, |heap| unsafe {
+            heap.realloc(ptr, layout.size(), layout.align(), new_size)
+        })
     }
 }

@@ -271,7 +271,7 @@ export class Dataset {
           try {
             this.checkLateSchema(index, entry.path, file);
           } catch (error) {
-            file.close();
+            file.release();
             if (!reopening) entry.error = toSkimError(error) as ParquetSkimError;
             throw error;
           }

@@ -11,7 +11,7 @@
  * happen here, in one pass, on one thread.
  */
 import { serializeError } from '../errors.js';
-import { explainTrap } from '../trap.js';
+import { explainFailure } from '../trap.js';
 import type { TaskStep } from '../wasm/contract.js';
 import type { ParquetFileHandle, Scan, Task } from '../wasm/parquet_skim_wasm.js';
 import { type Wasm, wasmMemoryBytes } from '../wasm-loader.js';
@@ -83,6 +83,8 @@ export class TaskHost {
             this.files.set(request.fileId, file);
             this.failedOpens.delete(request.fileId);
           } catch (error) {
+            // Explained now (memoized), while the core's cause is still this failure's.
+            explainFailure(error, serializeError(error));
             this.failedOpens.set(request.fileId, error);
           }
         }
@@ -151,6 +153,7 @@ export class TaskHost {
         throw this.failedOpens.get(fileId) ?? new Error(`scan ${scanId} names unknown file ${fileId}`);
       this.scans.set(scanId, { scan: new this.wasm.Scan(file, spec), fileId });
     } catch (error) {
+      explainFailure(error, serializeError(error));
       this.failedScans.set(scanId, { error, fileId });
     }
   }
@@ -213,7 +216,7 @@ export class TaskHost {
     } catch (error) {
       if (taskId !== null) this.finish(taskId);
       // A trap: say what it was (out of memory, or a Rust panic's message).
-      const serialized = explainTrap(serializeError(error));
+      const serialized = explainFailure(error, serializeError(error));
       return { kind: 'failed', taskId, error: serialized };
     }
   }
