@@ -92,12 +92,8 @@ export interface FileContext {
    * arrow-rs's predicate cache, and among the workers for their cross-scan caches.
    */
   cacheBytes: number;
-  /**
-   * The most one cache may take in one instance of the core: an eighth of `memoryLimitBytes`
-   * (infinite without one), so that a bounded memory is not filled by caches — a task's predicate
-   * cache, the instance's cross-scan cache, a second task's — before footers and decoding.
-   */
-  instanceCacheBytes: number;
+  /** `ReaderOptions.memoryLimitBytes`, if set: it caps each cache ({@link instanceCacheBytes}). */
+  memoryLimitBytes: number | null;
   assertOpen(): void;
   /** Aborted (reason: a `DISPOSED` error) when the reader is disposed: every scan stops at once. */
   lifetime: AbortSignal;
@@ -270,11 +266,10 @@ export class ParquetFile {
     try {
       // The reader's one cache budget: split among the tasks alive at once for arrow-rs's
       // in-task predicate cache, and among the workers for their cross-scan caches.
-      const { cacheBytes, instanceCacheBytes, executor } = this.context;
-      const predicateCacheBytes = Math.floor(
-        Math.min(instanceCacheBytes, cacheBytes / Math.max(1, executor.tasksAlive)),
-      );
-      const columnCacheBytes = Math.floor(Math.min(instanceCacheBytes, cacheBytes / Math.max(1, executor.concurrency)));
+      const { cacheBytes, executor } = this.context;
+      const cap = instanceCacheBytes(this.context.memoryLimitBytes);
+      const predicateCacheBytes = Math.floor(Math.min(cap, cacheBytes / Math.max(1, executor.tasksAlive)));
+      const columnCacheBytes = Math.floor(Math.min(cap, cacheBytes / Math.max(1, executor.concurrency)));
       fields = {
         ...fields,
         limits: this.limits,
@@ -611,7 +606,7 @@ export function countTask(stats: ScanStats, missed: Set<number>, spec: TaskSpec,
 
 export function statsOf(
   plan: ReadPlan,
-  context: { cacheBytes: number; instanceCacheBytes: number; executor: Executor },
+  context: { cacheBytes: number; memoryLimitBytes: number | null; executor: Executor },
 ): ScanStats {
   const rowGroupFates: RowGroupFate[] = Array.from({ length: plan.stats.rowGroupsTotal }, () => 'unread');
   for (const { rowGroup, by } of plan.stats.prunedRowGroups) rowGroupFates[rowGroup] = by;
@@ -628,7 +623,7 @@ export function statsOf(
     // The workers' caches together, each within its instance's cap when memory is limited.
     ...emptyScanStats(
       context.executor.cachedBytes(),
-      Math.min(context.cacheBytes, context.instanceCacheBytes * context.executor.concurrency),
+      Math.min(context.cacheBytes, instanceCacheBytes(context.memoryLimitBytes) * context.executor.concurrency),
     ),
     ...counts,
     tasksTotal: plan.tasks.length,
@@ -697,6 +692,15 @@ export function progressOf(stats: ScanStats): ScanProgress {
     rowsOut: stats.rowsOut,
     bytesFetched: stats.bytesFetched,
   };
+}
+
+/**
+ * The most one cache may take in one instance of the core: an eighth of `memoryLimitBytes`
+ * (infinite without one), so that a bounded memory is not filled by caches — a task's predicate
+ * cache, the instance's cross-scan cache, a second task's — before footers and decoding.
+ */
+function instanceCacheBytes(memoryLimitBytes: number | null): number {
+  return memoryLimitBytes === null ? Number.POSITIVE_INFINITY : memoryLimitBytes / 8;
 }
 
 /** `build()`'s value; what it throws as a typed error (a trap of the core, say, out of memory). */

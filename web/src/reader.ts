@@ -289,7 +289,6 @@ export class Reader {
       readAheadBytes: number;
       readAheadDecodedBytes: number;
       cacheBytes: number;
-      instanceCacheBytes: number;
       memoryLimitBytes: number | null;
       prefetchOutputBytes: number;
       pageWalkMinBytes: number;
@@ -753,7 +752,6 @@ export async function createReader(options: ReaderOptions = {}): Promise<Reader>
       readAheadBytes,
       readAheadDecodedBytes,
       cacheBytes,
-      instanceCacheBytes: memoryLimitBytes === null ? Number.POSITIVE_INFINITY : memoryLimitBytes / 8,
       memoryLimitBytes,
       prefetchOutputBytes,
       pageWalkMinBytes,

@@ -12,7 +12,7 @@
  * lower; else, for a trap, the panic's message added.
  *
  * One instance of the core per thread (see `wasm-loader.ts`), so a failure caught live in this
- * thread is this instance's: {@link watchTraps} registers it when it is instantiated. It is
+ * thread is this instance's: {@link watchFailures} registers it when it is instantiated. It is
  * explained where it is caught — by the task host (a worker's, or the page's inline tasks), or by
  * `toSkimError` for the page's own calls (open, plan) — and never again once it has crossed
  * `postMessage` (it is then a plain object, with its `code`).
@@ -35,7 +35,7 @@ let limitBytes: number | undefined;
 let trappedHere = false;
 
 /** Registers this thread's instance (and its memory) as the one whose failures are explained here. */
-export function watchTraps(instance: Causes, instanceMemory: WebAssembly.Memory): void {
+export function watchFailures(instance: Causes, instanceMemory: WebAssembly.Memory): void {
   core = instance;
   memory = instanceMemory;
 }

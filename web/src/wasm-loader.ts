@@ -7,7 +7,7 @@
  * Every thread then instantiates it with {@link instantiateWasm}.
  */
 import { ParquetSkimError } from './errors.js';
-import { noteMemoryLimit, watchTraps } from './trap.js';
+import { noteMemoryLimit, watchFailures } from './trap.js';
 import init, * as glue from './wasm/parquet_skim_wasm.js';
 
 /** The bindings of the WebAssembly core. */
@@ -86,7 +86,7 @@ let memory: WebAssembly.Memory | undefined;
 export function instantiateWasm(module: WebAssembly.Module): Promise<Wasm> {
   instance ??= init({ module_or_path: module }).then((exports) => {
     memory = exports.memory;
-    watchTraps(glue, exports.memory);
+    watchFailures(glue, exports.memory);
     return glue;
   });
   return instance;

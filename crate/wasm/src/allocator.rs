@@ -129,18 +129,19 @@ fn finer(heap: &mut Dlmalloc<Memory>) -> bool {
     heap.set_granularity(PAGE)
 }
 
-/// `allocate` on the heap; once more in page steps if it failed under a limit ([`finer`]); and
-/// a failure that stands is noted with `size` (the abort that follows cannot say it).
+/// `call` (a dlmalloc allocation) on the heap; once more in page steps if it failed under a
+/// limit ([`finer`]); and a failure that stands is noted with `size` (the abort that follows
+/// cannot say it).
 #[inline]
-fn allocate(size: usize, mut allocate: impl FnMut(&mut Dlmalloc<Memory>) -> *mut u8) -> *mut u8 {
+fn allocate(size: usize, mut call: impl FnMut(&mut Dlmalloc<Memory>) -> *mut u8) -> *mut u8 {
     // SAFETY: see the `GlobalAlloc` impl: one thread, no overlapping calls, so this is the only
     // reference to the heap while it lives.
     let heap = unsafe { &mut *addr_of_mut!(HEAP) };
-    let ptr = allocate(heap);
+    let ptr = call(heap);
     if !ptr.is_null() {
         return ptr;
     }
-    let ptr = if finer(heap) { allocate(heap) } else { ptr };
+    let ptr = if finer(heap) { call(heap) } else { ptr };
     if ptr.is_null() {
         failed(size)
     } else {

@@ -215,7 +215,7 @@ export class TaskHost {
       return work();
     } catch (error) {
       if (taskId !== null) this.finish(taskId);
-      // A trap: say what it was (out of memory, or a Rust panic's message).
+      // A failure of the core says what it was (out of memory; for a trap, the Rust panic's message).
       const serialized = explainFailure(error, serializeError(error));
       return { kind: 'failed', taskId, error: serialized };
     }
