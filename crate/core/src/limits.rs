@@ -189,6 +189,18 @@ pub(crate) fn bytes_per_row(chunk: &ColumnChunkMetaData, num_rows: u64) -> u64 {
     per_row.max(width)
 }
 
+/// Estimated decoded bytes of one column chunk of a row group of `num_rows` rows, as Arrow
+/// arrays: [`bytes_per_row`] for every row, or for binary columns the value bytes their size
+/// statistics count (what a dictionary hides from the uncompressed size) plus offsets, if more.
+pub(crate) fn decoded_bytes(chunk: &ColumnChunkMetaData, num_rows: u64) -> u64 {
+    let estimate = bytes_per_row(chunk, num_rows).saturating_mul(num_rows);
+    let values = chunk
+        .unencoded_byte_array_data_bytes()
+        .and_then(|bytes| u64::try_from(bytes).ok())
+        .map_or(0, |bytes| bytes.saturating_add(num_rows.saturating_mul(4)));
+    estimate.max(values)
+}
+
 /// The batch size of a task whose rows are estimated at `row_bytes` each: `batch_size`, or fewer
 /// rows so a batch fits half of `max_batch_bytes` (room for buffer growth). Refuses a task whose
 /// single row does not fit the limit.

@@ -147,15 +147,7 @@ impl BoundScan {
             .row_groups()
             .map(|(idx, runs)| Ok(RowGroupSelection::new(idx, self.part_selection(idx, runs)?)))
             .collect::<Result<Vec<_>>>()?;
-        // The predicate cache keeps filter columns decoded for the output instead of decoding
-        // them twice, within the task's byte budget (arrow-rs stops caching at the budget, never
-        // fails). It widens the pages read for cached columns to whole batches, which would undo
-        // page pruning, so a task with a page selection does without it.
-        let cache_bytes = if task.row_groups().any(|(_, runs)| runs.is_some()) {
-            0
-        } else {
-            to_usize(self.spec.predicate_cache_bytes)
-        };
+        let cache_bytes = self.predicate_cache_bytes(task)?;
         let mut builder =
             ParquetPushDecoderBuilder::new_with_metadata(file.reader_metadata().clone())
                 .with_max_predicate_cache_size(cache_bytes)
@@ -172,6 +164,46 @@ impl BoundScan {
         builder
             .build()
             .map_err(|e| SkimError::from_parquet("planning the read", e))
+    }
+
+    /// The predicate cache budget of `task`'s decoder: the scan's, or 0 where the cache would
+    /// cost more than it saves.
+    ///
+    /// The cache keeps filter columns decoded for the output instead of decoding them twice.
+    /// arrow-rs gives each row group a cache of the whole budget and stops inserting when it is
+    /// full (it never fails); the output then reads every batch the cache does not hold whole
+    /// from its pages — all its rows, filtered after — where without the cache it would skip the
+    /// rows the filter dropped. So a cache that holds only part of a row group's filter columns
+    /// costs a selective filter more than it saves (until 2026-11-26, the cache bench's first
+    /// query at 16 MiB: 0.83–0.88× cache-off). It is on only when every row group of the task
+    /// fits it, by [`limits::decoded_bytes`] (a lower bound: a cache it admits may still fill,
+    /// as before). It also widens the pages read for cached columns to whole batches, which would undo page
+    /// pruning, so a task with a page selection does without it.
+    fn predicate_cache_bytes(&self, task: &TaskSpec) -> Result<usize> {
+        let budget = self.spec.predicate_cache_bytes;
+        let cached: Vec<usize> = self
+            .filter_leaves
+            .iter()
+            .copied()
+            .filter(|&leaf| self.projection.mask().leaf_included(leaf))
+            .collect();
+        if budget == 0 || cached.is_empty() || task.row_groups().any(|(_, r)| r.is_some()) {
+            return Ok(0);
+        }
+        for (idx, _) in task.row_groups() {
+            let rg = self.row_group_at(idx)?;
+            let rows = rows_of(rg.num_rows());
+            let bytes = cached
+                .iter()
+                .filter_map(|&leaf| rg.columns().get(leaf))
+                .fold(0u64, |sum, chunk| {
+                    sum.saturating_add(limits::decoded_bytes(chunk, rows))
+                });
+            if bytes > budget {
+                return Ok(0);
+            }
+        }
+        Ok(to_usize(budget))
     }
 
     /// A decoder of `mask`'s columns over `selections` of the task's row groups, with no filter
