@@ -8,7 +8,9 @@
  *   budgets — peak cache bytes and bytes rejected are recorded for each;
  * - re-filter: the same reader then runs an edited filter on the same column — as broad
  *   (`URL LIKE '%avito%'`, 7% of rows) or narrowed (`'%avito.ru/item/%'`, 0.7%) — against that
- *   query cold (a reader whose cache does not hold `URL`).
+ *   query cold (a reader whose cache does not hold `URL`);
+ * - the same for a dense filter (issue 16: ≥ 30% of rows pass, its column projected): first
+ *   query `URL LIKE '%?%'` (36% of rows: URLs with a query string), edited to `'%?page=%'` (30%).
  *
  * Every variant's answer (rows, and the bytes of the returned strings) must match the cache-off
  * answer before a time is recorded. Both timed scans run on warm WebAssembly, so the ratio is the
@@ -24,12 +26,16 @@ import path from 'node:path';
 import { measure, RUNS, repo, startBench, today } from './lib.mjs';
 
 const FIRST = "URL LIKE '%google%'";
-/** Edited filters on the same column: one as broad as the first, one narrowed. */
-const EDITED = { broad: "URL LIKE '%avito%'", narrow: "URL LIKE '%avito.ru/item/%'" };
+/** A dense first query: 36% of the rows pass. */
+const DENSE = "URL LIKE '%?%'";
+/** Edited filters on the same column: one as broad as the first, one narrowed, one dense. */
+const EDITED = { broad: "URL LIKE '%avito%'", narrow: "URL LIKE '%avito.ru/item/%'", dense: "URL LIKE '%?page=%'" };
+/** The first query each edit follows. */
+const EDITED_FROM = { broad: FIRST, narrow: FIRST, dense: DENSE };
 /** Untimed, before a cold or first query: the same kind of scan over another column. */
 const WARM_OTHER = ["SearchPhrase LIKE '%no such phrase%'"];
 /** Untimed, before a re-filter: the first query, then a re-filter of the cached column (the hit path). */
-const WARM_CACHED = [FIRST, "URL LIKE '%yandex%'"];
+const warmCached = (first) => [first, "URL LIKE '%yandex%'"];
 const MiB = 2 ** 20;
 
 /** `warmUp` runs the untimed scans before `run`: the filters of `before`, in order. */
@@ -68,11 +74,16 @@ try {
       const args = { cacheBytes, filter: FIRST, inMemory, warm: true, before: WARM_OTHER };
       results.push(await measure(bench, 'first', hitsCase, args));
     }
+    for (const cacheBytes of [0, 64 * MiB, 256 * MiB]) {
+      const args = { cacheBytes, filter: DENSE, inMemory, edit: 'dense', warm: true, before: WARM_OTHER };
+      results.push(await measure(bench, 'first', hitsCase, args));
+    }
     for (const [edit, filter] of Object.entries(EDITED)) {
       for (const cacheBytes of [64 * MiB, 256 * MiB]) {
         const args = { cacheBytes, filter, inMemory, edit, warm: true };
         results.push(await measure(bench, 'cold', hitsCase, { ...args, before: WARM_OTHER }));
-        results.push(await measure(bench, 'refilter', hitsCase, { ...args, before: WARM_CACHED }));
+        const before = warmCached(EDITED_FROM[edit]);
+        results.push(await measure(bench, 'refilter', hitsCase, { ...args, before }));
       }
     }
   }
@@ -80,7 +91,7 @@ try {
   await bench.close();
 }
 
-for (const filter of [FIRST, ...Object.values(EDITED)]) {
+for (const filter of [FIRST, DENSE, ...Object.values(EDITED)]) {
   const answers = new Set(results.filter((r) => r.args.filter === filter).map((r) => r.answer));
   if (answers.size !== 1)
     throw new Error(`${filter}: answers differ with the cache on and off: ${[...answers].join(' / ')}`);
@@ -109,9 +120,13 @@ const ms = (name, cacheBytes, inMemory, edit) =>
 const ratios = {};
 for (const inMemory of [false, true]) {
   const where = inMemory ? 'in memory' : 'over HTTP';
-  for (const budget of [64, 256]) {
+  for (const budget of [16, 64, 256]) {
     ratios[`first query, cache off / ${budget} MiB, ${where}`] =
       ms('first', 0, inMemory) / ms('first', budget * MiB, inMemory);
+  }
+  for (const budget of [64, 256]) {
+    ratios[`first query (dense), cache off / ${budget} MiB, ${where}`] =
+      ms('first', 0, inMemory, 'dense') / ms('first', budget * MiB, inMemory, 'dense');
   }
   for (const edit of Object.keys(EDITED)) {
     for (const budget of [64, 256]) {
