@@ -176,9 +176,11 @@ impl BoundScan {
     /// rows the filter dropped. So a cache that holds only part of a row group's filter columns
     /// costs a selective filter more than it saves (until 2026-11-26, the cache bench's first
     /// query at 16 MiB: 0.83–0.88× cache-off). It is on only when every row group of the task
-    /// fits it, by [`limits::decoded_bytes`] (a lower bound: a cache it admits may still fill,
-    /// as before). It also widens the pages read for cached columns to whole batches, which would undo page
-    /// pruning, so a task with a page selection does without it.
+    /// fits it, by [`limits::decoded_bytes`] — an estimate from chunk metadata, low for
+    /// dictionary-encoded strings without size statistics and for the cache's spare capacity, so
+    /// a cache it admits may still fill part way, as before. It also widens the pages read for
+    /// cached columns to whole batches, which would undo page pruning, so a task with a page
+    /// selection does without it.
     fn predicate_cache_bytes(&self, task: &TaskSpec) -> Result<usize> {
         let budget = self.spec.predicate_cache_bytes;
         let cached: Vec<usize> = self
