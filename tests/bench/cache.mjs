@@ -10,7 +10,12 @@
  *   (`URL LIKE '%avito%'`, 7% of rows) or narrowed (`'%avito.ru/item/%'`, 0.7%) — against that
  *   query cold (a reader whose cache does not hold `URL`);
  * - the same for a dense filter (issue 16: ≥ 30% of rows pass, its column projected): first
- *   query `URL LIKE '%?%'` (36% of rows: URLs with a query string), edited to `'%?page=%'` (30%).
+ *   query `URL LIKE '%?%'` (36% of rows: URLs with a query string), edited to `'%?page=%'` (30%);
+ * - the dense first query again once the workers' memory has grown: after the same query on
+ *   another opening of the file (nothing of it serves the timed scan), with the cache off and at
+ *   256 MiB; and the floor of what a cache keeps, the same run: two workers touching, in fresh
+ *   WebAssembly memory, as many bytes as that query's cache held at its peak (page faults the
+ *   engine charges once per page, which a scan that reuses a few buffers does not pay).
  *
  * Every variant's answer (rows, and the bytes of the returned strings) must match the cache-off
  * answer before a time is recorded. Both timed scans run on warm WebAssembly, so the ratio is the
@@ -23,7 +28,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { measure, RUNS, repo, startBench, today } from './lib.mjs';
+import { measure, median, RUNS, repo, startBench, today } from './lib.mjs';
 
 const FIRST = "URL LIKE '%google%'";
 /** A dense first query: 36% of the rows pass. */
@@ -38,14 +43,20 @@ const WARM_OTHER = ["SearchPhrase LIKE '%no such phrase%'"];
 const warmCached = (first) => [first, "URL LIKE '%yandex%'"];
 const MiB = 2 ** 20;
 
-/** `warmUp` runs the untimed scans before `run`: the filters of `before`, in order. */
-async function hitsCase({ cacheBytes, filter, before, inMemory }) {
+/**
+ * `warmUp` runs the untimed scans before `run`: the filters of `before`, in order — with
+ * `beforeOnOther`, on another opening of the file (another identity: nothing it caches serves the
+ * timed scan, but the workers' memory has grown to hold what it cached).
+ */
+async function hitsCase({ cacheBytes, filter, before, beforeOnOther, inMemory }) {
   const { skim } = window.harness;
   const reader = await skim.createReader({ workers: 2, cacheBytes });
   const url = '/sample/hits-2m.parquet';
-  const file = await reader.open(inMemory ? new Uint8Array(await (await fetch(url)).arrayBuffer()) : url);
-  const query = async (where) => {
-    const scan = file.scan({ columns: ['URL', 'Title'], filter: where });
+  const bytes = inMemory ? new Uint8Array(await (await fetch(url)).arrayBuffer()) : undefined;
+  const file = await reader.open(bytes ?? url);
+  const other = beforeOnOther ? await reader.open(bytes?.slice() ?? `${url}?other`) : file;
+  const query = async (where, on = file) => {
+    const scan = on.scan({ columns: ['URL', 'Title'], filter: where });
     let rows = 0;
     let bytes = 0;
     for await (const batch of scan) {
@@ -61,13 +72,56 @@ async function hitsCase({ cacheBytes, filter, before, inMemory }) {
     return `${rows} rows, ${bytes} string bytes`;
   };
   const warmUp = async () => {
-    for (const where of before) await query(where);
+    for (const where of before) await query(where, other);
   };
   window.bench = { run: () => query(filter), reader, warmUp };
 }
 
+/** In the page: two workers at once grow a fresh WebAssembly memory by `bytes / 2` each and touch every 4 KiB page; wall ms. */
+async function touchInWorkers(bytes) {
+  const source = `onmessage = (e) => {
+    const memory = new WebAssembly.Memory({ initial: 1, maximum: 65536 });
+    memory.grow(Math.ceil(e.data / 65536));
+    const view = new Uint8Array(memory.buffer);
+    for (let i = 0; i < view.length; i += 4096) view[i] = 1;
+    postMessage(0);
+  };`;
+  const url = URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
+  const workers = [new Worker(url), new Worker(url)];
+  const all = (bytesEach) =>
+    Promise.all(
+      workers.map(
+        (w) =>
+          new Promise((resolve) => {
+            w.onmessage = resolve;
+            w.postMessage(bytesEach);
+          }),
+      ),
+    );
+  await all(0); // both started and idle before the clock starts
+  const started = performance.now();
+  await all(bytes / 2);
+  const ms = performance.now() - started;
+  for (const w of workers) w.terminate();
+  return ms;
+}
+
+/** `touchInWorkers(bytes)` in a fresh page per run: median and runs. */
+async function measureTouch(bench, bytes) {
+  const times = [];
+  for (let run = 0; run <= RUNS; run++) {
+    const page = await bench.browser.newPage();
+    await page.goto(`${bench.server.url}/`);
+    const ms = await page.evaluate(touchInWorkers, bytes);
+    await page.close();
+    if (run > 0) times.push(ms);
+  }
+  return { bytes, medianMs: median(times), runsMs: times };
+}
+
 const bench = await startBench();
 const results = [];
+let touch;
 try {
   for (const inMemory of [false, true]) {
     for (const cacheBytes of [0, 16 * MiB, 64 * MiB, 256 * MiB]) {
@@ -78,6 +132,12 @@ try {
       const args = { cacheBytes, filter: DENSE, inMemory, edit: 'dense', warm: true, before: WARM_OTHER };
       results.push(await measure(bench, 'first', hitsCase, args));
     }
+    // The dense first query again, after the same query on another opening of the file: the
+    // workers' memory has grown (and been touched) to hold what a cache keeps.
+    for (const cacheBytes of [0, 256 * MiB]) {
+      const args = { cacheBytes, filter: DENSE, inMemory, edit: 'dense', warm: true, before: [DENSE] };
+      results.push(await measure(bench, 'first, memory grown', hitsCase, { ...args, beforeOnOther: true }));
+    }
     for (const [edit, filter] of Object.entries(EDITED)) {
       for (const cacheBytes of [64 * MiB, 256 * MiB]) {
         const args = { cacheBytes, filter, inMemory, edit, warm: true };
@@ -87,6 +147,14 @@ try {
       }
     }
   }
+  // The floor of keeping bytes: a cache that keeps N bytes decoded has the engine hand it N bytes
+  // of memory never touched before (its page faults), which a scan without the cache, reusing the
+  // same few buffers, does not pay. Two workers each grow a fresh WebAssembly memory by half of
+  // what the dense first query's cache held at its peak, and write a byte in every 4 KiB page.
+  const dense = results.find(
+    (r) => r.name === 'first' && r.args.edit === 'dense' && r.args.cacheBytes === 256 * MiB && r.args.inMemory,
+  );
+  touch = await measureTouch(bench, dense.stats.columnCache.peakBytes);
 } finally {
   await bench.close();
 }
@@ -128,6 +196,8 @@ for (const inMemory of [false, true]) {
     ratios[`first query (dense), cache off / ${budget} MiB, ${where}`] =
       ms('first', 0, inMemory, 'dense') / ms('first', budget * MiB, inMemory, 'dense');
   }
+  ratios[`first query (dense, memory grown), cache off / 256 MiB, ${where}`] =
+    ms('first, memory grown', 0, inMemory, 'dense') / ms('first, memory grown', 256 * MiB, inMemory, 'dense');
   for (const edit of Object.keys(EDITED)) {
     for (const budget of [64, 256]) {
       ratios[`re-filter (${edit}), cold / cached, ${budget} MiB, ${where}`] =
@@ -135,11 +205,14 @@ for (const inMemory of [false, true]) {
     }
   }
 }
+console.log(
+  `\nFirst touch of what the dense first query's cache held at its peak (${mb(touch.bytes)} MiB, in memory, 256 MiB), split over two workers: ${touch.medianMs.toFixed(0)} ms`,
+);
 console.log('\n| ratio | value |\n|---|---:|');
 for (const [key, value] of Object.entries(ratios)) console.log(`| ${key} | ${value.toFixed(2)}× |`);
 const date = today();
 await mkdir(path.join(repo, 'bench/results'), { recursive: true });
 const out = path.join(repo, `bench/results/${date}-cache.json`);
 const slim = results.map(({ stats, ...r }) => ({ ...r, stats: { ...stats, columnCache: { ...stats.columnCache } } }));
-await writeFile(out, `${JSON.stringify({ date, runs: RUNS, results: slim, ratios }, null, 2)}\n`);
+await writeFile(out, `${JSON.stringify({ date, runs: RUNS, results: slim, ratios, firstTouch: touch }, null, 2)}\n`);
 console.log(`wrote ${path.relative(repo, out)}`);
