@@ -73,6 +73,8 @@ pub struct BoundScan {
     filter: Option<Filter>,
     /// The filter's leaf columns (empty without a filter).
     filter_leaves: Vec<usize>,
+    /// Those of them the projection outputs too: what arrow-rs's predicate cache would keep.
+    projected_filter_leaves: Vec<usize>,
 }
 
 impl BoundScan {
@@ -87,12 +89,18 @@ impl BoundScan {
             .map(|expr| Filter::try_new(expr, file))
             .transpose()?;
         let filter_leaves = filter.as_ref().map(Filter::leaves).unwrap_or_default();
+        let projected_filter_leaves = filter_leaves
+            .iter()
+            .copied()
+            .filter(|&leaf| projection.mask().leaf_included(leaf))
+            .collect();
         Ok(Self {
             file: file.clone(),
             spec,
             projection,
             filter,
             filter_leaves,
+            projected_filter_leaves,
         })
     }
 
@@ -176,19 +184,19 @@ impl BoundScan {
     /// rows the filter dropped. So a cache that holds only part of a row group's filter columns
     /// costs a selective filter more than it saves (until 2026-11-26, the cache bench's first
     /// query at 16 MiB: 0.83–0.88× cache-off). It is on only when every row group of the task
-    /// fits it, by [`limits::decoded_bytes`] — an estimate from chunk metadata, low for
-    /// dictionary-encoded strings without size statistics and for the cache's spare capacity, so
-    /// a cache it admits may still fill part way, as before. It also widens the pages read for
-    /// cached columns to whole batches, which would undo page pruning, so a task with a page
-    /// selection does without it.
+    /// fits it, by [`limits::decoded_bytes`] — an estimate from chunk metadata. arrow-rs counts a
+    /// cached array by its buffers' capacity, which for plain strings is reserved from the
+    /// encoded bytes (4-byte lengths included): short strings (`name-NNNN`) needed 1.3× the
+    /// estimate to be cached whole, long ones (`URL`) about 1.0× (filter_io.rs tests the edge).
+    /// The estimate is also low for dictionary-encoded strings without size statistics. So a
+    /// cache it admits may still fill part way near its edge. Half as much again to spare was
+    /// tried and measured worse: it turned the cache off for the cache bench's tasks at 64 MiB,
+    /// which it had served almost whole (first query 404 → 441 ms, dense 559 → 604, in memory).
+    /// The cache also widens the pages read for cached columns to whole batches, which would
+    /// undo page pruning, so a task with a page selection does without it.
     fn predicate_cache_bytes(&self, task: &TaskSpec) -> Result<usize> {
         let budget = self.spec.predicate_cache_bytes;
-        let cached: Vec<usize> = self
-            .filter_leaves
-            .iter()
-            .copied()
-            .filter(|&leaf| self.projection.mask().leaf_included(leaf))
-            .collect();
+        let cached = &self.projected_filter_leaves;
         if budget == 0 || cached.is_empty() || task.row_groups().any(|(_, r)| r.is_some()) {
             return Ok(0);
         }

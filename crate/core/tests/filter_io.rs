@@ -302,4 +302,34 @@ fn the_predicate_cache_serves_projected_filter_columns_within_its_budget() {
     assert_eq!(tiny, off, "over budget the reader falls back to decoding");
     assert_eq!(part, off);
     assert!(!off.is_empty());
+
+    // The rule's edge. The three row groups share one task, so the largest decides: a budget of
+    // its estimate admits the task; one byte less, no cache. At the edge arrow-rs, counting the
+    // arrays by capacity (reserved from the encoded bytes, 4-byte lengths included), fills the
+    // cache part way; 1.3× the estimate holds every row (see `predicate_cache_bytes`).
+    let estimate = |rg: usize| {
+        let row_group = parquet.metadata().row_group(rg);
+        let chunk = row_group
+            .columns()
+            .iter()
+            .find(|c| c.column_path().string() == "name")
+            .expect("name chunk");
+        parquet_skim_core::limits::decoded_bytes(chunk, row_group.num_rows() as u64)
+    };
+    let largest = (0..parquet.metadata().num_row_groups())
+        .map(estimate)
+        .max()
+        .expect("row groups");
+    let (edge, edge_cached) = run(largest);
+    let (below, below_cached) = run(largest - 1);
+    let (roomy, roomy_cached) = run(largest * 13 / 10);
+    assert!(edge_cached > 0, "a budget of the estimate admits the task");
+    assert_eq!(below_cached, 0, "below the estimate, no cache");
+    assert_eq!(
+        roomy_cached, on_cached,
+        "with 1.3× the estimate every row is cached"
+    );
+    assert_eq!(roomy, off);
+    assert_eq!(edge, off);
+    assert_eq!(below, off);
 }
