@@ -80,8 +80,8 @@ fn check(dictionary: bool) {
     let mut out = Vec::new();
     let mut writer = SerializedFileWriter::new(&mut out, schema, props).expect("writer");
     let wanted: Vec<Decimal128Array> = (1..=16).map(|w| column(precision_of(w))).collect();
-    for rows in [1_000, 2_000] {
-        let start = if rows == 1_000 { 0 } else { 1_000 };
+    // Two row groups: rows 0..1,000 and 1,000..3,000.
+    for (start, rows) in [(0, 1_000), (1_000, 2_000)] {
         let mut row_group = writer.next_row_group().expect("row group");
         let mut w = 0;
         while let Some(mut column_writer) = row_group.next_column().expect("column") {

@@ -22,7 +22,7 @@ use arrow_schema::{DataType, Field, Schema};
 use bytes::Bytes;
 use common::{parquet_testing, record_case, sample_file};
 use parquet::basic::Compression;
-use parquet::data_type::{ByteArray, ByteArrayType};
+use parquet::data_type::{ByteArray, ByteArrayType, FixedLenByteArray, FixedLenByteArrayType};
 use parquet::file::metadata::{
     ColumnChunkMetaDataBuilder, PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader,
     ParquetMetaDataWriter,
@@ -270,6 +270,40 @@ fn invalid_utf8_file(dictionary: bool) -> Bytes {
     Bytes::from(out)
 }
 
+/// A required `DECIMAL(18,2)` stored as `FIXED_LEN_BYTE_ARRAY(8)` (pyarrow's layout; the Arrow
+/// writer would store it as INT64), dictionary-encoded: three values in turn, so the data page's
+/// keys (0, 1, 2, …) are one bit-packed run of 2-bit keys; uncompressed, written with the
+/// low-level writer.
+fn decimal_dictionary_file() -> Bytes {
+    let schema = Arc::new(
+        parse_message_type("message m { REQUIRED FIXED_LEN_BYTE_ARRAY(8) d (DECIMAL(18,2)); }")
+            .expect("schema"),
+    );
+    let props = Arc::new(
+        WriterProperties::builder()
+            .set_dictionary_enabled(true)
+            .set_compression(Compression::UNCOMPRESSED)
+            .set_statistics_enabled(EnabledStatistics::None)
+            .build(),
+    );
+    let values: Vec<FixedLenByteArray> = (0..384i64)
+        .map(|i| FixedLenByteArray::from((i % 3 - 1).to_be_bytes().to_vec()))
+        .collect();
+    let mut out = Vec::new();
+    let mut writer = SerializedFileWriter::new(&mut out, schema, props).expect("writer");
+    let mut row_group = writer.next_row_group().expect("row group");
+    while let Some(mut column) = row_group.next_column().expect("column") {
+        column
+            .typed::<FixedLenByteArrayType>()
+            .write_batch(&values, None, None)
+            .expect("values");
+        column.close().expect("close column");
+    }
+    row_group.close().expect("close row group");
+    writer.close().expect("close");
+    Bytes::from(out)
+}
+
 // ---- editing files ----
 
 /// The bytes before the thrift footer, and the footer decoded (without page index).
@@ -349,7 +383,8 @@ struct PageFields {
     uncompressed_len: usize,
     /// The value encoding's varint (one byte for every encoding).
     encoding_at: usize,
-    /// Where the page ends (header and body).
+    /// Where the page's body starts, and where the page ends (header and body).
+    body_at: usize,
     end: usize,
 }
 
@@ -383,6 +418,7 @@ fn page_fields(file: &[u8], at: usize) -> PageFields {
         uncompressed_at,
         uncompressed_len,
         encoding_at,
+        body_at: pos + 2,
         end: pos + 2 + compressed,
     }
 }
@@ -900,6 +936,40 @@ fn invalid_utf8_in_string_columns_is_invalid() {
         "invalid UTF-8 in a dictionary-encoded string column",
         "INVALID_FILE",
         || read(&invalid_utf8_file(true)),
+    );
+}
+
+#[test]
+fn dictionary_keys_past_a_fixed_width_dictionary_are_invalid() {
+    // The patched arrow-rs gathers fixed-width dictionary values `W` bytes at a time
+    // (crate/patches/parquet: `gather_of`). A key past the dictionary's end must be an error
+    // that says so, not a read past the dictionary's buffer.
+    let file = decimal_dictionary_file();
+    case("a fixed-width dictionary, read whole", "OK", || read(&file));
+    case_checked(
+        "dictionary keys past a FIXED_LEN_BYTE_ARRAY dictionary's end",
+        "INVALID_FILE",
+        || {
+            let (_, metadata) = split_footer(&file);
+            let chunk = metadata.row_group(0).column(0);
+            let page = page_fields(&file, chunk.data_page_offset() as usize);
+            let body = page.body_at;
+            // RLE_DICTIONARY keys: their bit width (2: three values), then one bit-packed run
+            // (a varint header with its low bit set) of 384 keys in 48 groups of 8.
+            assert_eq!(file[body], 2, "2-bit keys at byte {body}");
+            let (header, n) = varint(&file, body + 1);
+            assert_eq!(
+                header,
+                (48 << 1) | 1,
+                "one bit-packed run at byte {}",
+                body + 1
+            );
+            let mut bad = file.to_vec();
+            // The first four keys become 3, past the three values.
+            bad[body + 1 + n] = 0xff;
+            read(&Bytes::from(bad))
+        },
+        says(&["dictionary key 3 out of range", "3 values"]),
     );
 }
 
