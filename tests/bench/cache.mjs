@@ -52,9 +52,9 @@ async function hitsCase({ cacheBytes, filter, before, beforeOnOther, inMemory })
   const { skim } = window.harness;
   const reader = await skim.createReader({ workers: 2, cacheBytes });
   const url = '/sample/hits-2m.parquet';
-  const bytes = inMemory ? new Uint8Array(await (await fetch(url)).arrayBuffer()) : undefined;
-  const file = await reader.open(bytes ?? url);
-  const other = beforeOnOther ? await reader.open(bytes?.slice() ?? `${url}?other`) : file;
+  const fileBytes = inMemory ? new Uint8Array(await (await fetch(url)).arrayBuffer()) : undefined;
+  const file = await reader.open(fileBytes ?? url);
+  const other = beforeOnOther ? await reader.open(fileBytes?.slice() ?? `${url}?other`) : file;
   const query = async (where, on = file) => {
     const scan = on.scan({ columns: ['URL', 'Title'], filter: where });
     let rows = 0;
