@@ -192,6 +192,7 @@ pub(crate) fn bytes_per_row(chunk: &ColumnChunkMetaData, num_rows: u64) -> u64 {
 /// Estimated decoded bytes of one column chunk of a row group of `num_rows` rows, as Arrow
 /// arrays: [`bytes_per_row`] for every row, or for binary columns the value bytes their size
 /// statistics count (what a dictionary hides from the uncompressed size) plus offsets, if more.
+#[doc(hidden)] // public for the predicate cache's edge test (tests/filter_io.rs)
 pub fn decoded_bytes(chunk: &ColumnChunkMetaData, num_rows: u64) -> u64 {
     let estimate = bytes_per_row(chunk, num_rows).saturating_mul(num_rows);
     let values = chunk

@@ -98,6 +98,8 @@ export async function setup({ url, urls, hive, union, query, table, inMemory, wa
   // too), so the timed run finds nothing of it in the cross-scan cache. A page's first query runs
   // on the page's own instance while the workers start, so it runs again once they are up: the
   // timed run is then not the workers' first (their heap not yet grown, the code just tiered up).
+  // The warm-ups' filter columns stay in the cross-scan cache (a few MiB of `l_orderkey` for the
+  // lookup); the timed run may evict some of them, a cost the native runs do not have.
   await runOn(inMemory ? source : `${url}?warm-up`);
   await workersStarted(reader);
   await runOn(inMemory ? source : `${url}?warm-up-2`);
