@@ -30,6 +30,7 @@ use parquet::file::metadata::{
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
+use parquet::schema::types::Type;
 use parquet_skim_core::limits::DEFAULT_MAX_PAGE_BYTES;
 use parquet_skim_core::{
     plan_scan, DecodeLimits, LoadStep, MetadataLoader, OpenOptions, ParquetFile, ScanRequest,
@@ -255,19 +256,7 @@ fn invalid_utf8_file(dictionary: bool) -> Bytes {
         .map(|i| ByteArray::from(vec![b'o', b'k', i % 10 + b'0']))
         .chain(std::iter::once(ByteArray::from(vec![0xff, 0xfe, 0xc3])))
         .collect();
-    let mut out = Vec::new();
-    let mut writer = SerializedFileWriter::new(&mut out, schema, props).expect("writer");
-    let mut row_group = writer.next_row_group().expect("row group");
-    while let Some(mut column) = row_group.next_column().expect("column") {
-        column
-            .typed::<ByteArrayType>()
-            .write_batch(&values, None, None)
-            .expect("values");
-        column.close().expect("close column");
-    }
-    row_group.close().expect("close row group");
-    writer.close().expect("close");
-    Bytes::from(out)
+    write_one_column::<ByteArrayType>(schema, props, &values)
 }
 
 /// A required `DECIMAL(18,2)` stored as `FIXED_LEN_BYTE_ARRAY(8)` (pyarrow's layout; the Arrow
@@ -289,13 +278,23 @@ fn decimal_dictionary_file() -> Bytes {
     let values: Vec<FixedLenByteArray> = (0..384i64)
         .map(|i| FixedLenByteArray::from((i % 3 - 1).to_be_bytes().to_vec()))
         .collect();
+    write_one_column::<FixedLenByteArrayType>(schema, props, &values)
+}
+
+/// One row group of `values` in the one required column of `schema`, with the low-level writer
+/// (which, unlike the Arrow writer, writes any physical layout and any bytes).
+fn write_one_column<T: parquet::data_type::DataType>(
+    schema: Arc<Type>,
+    props: Arc<WriterProperties>,
+    values: &[T::T],
+) -> Bytes {
     let mut out = Vec::new();
     let mut writer = SerializedFileWriter::new(&mut out, schema, props).expect("writer");
     let mut row_group = writer.next_row_group().expect("row group");
     while let Some(mut column) = row_group.next_column().expect("column") {
         column
-            .typed::<FixedLenByteArrayType>()
-            .write_batch(&values, None, None)
+            .typed::<T>()
+            .write_batch(values, None, None)
             .expect("values");
         column.close().expect("close column");
     }
