@@ -441,6 +441,10 @@ fn looks_like(head: &[u8]) -> Option<&'static str> {
 
 /// Refuses a footer whose column chunks or offset-index pages lie (even partly) outside the
 /// file, at negative offsets, or outside their column chunk.
+///
+/// Out of line: its loop over every page of the offset index is what makes the loader hot on a
+/// cold page, and V8 should optimize this loop alone, not the whole inlined `try_load` (18 KB).
+#[inline(never)]
 fn check_layout(metadata: &ParquetMetaData, file_len: u64) -> Result<()> {
     let invalid = |detail: String| SkimError::InvalidFile { detail };
     for (rg_idx, rg) in metadata.row_groups().iter().enumerate() {
