@@ -82,4 +82,49 @@ describe('IoQueue', () => {
     ]);
     expect(state.peak).toBe(1);
   });
+
+  it('adds one listener to the signal for a batch, and aborts its waiting and in-flight requests', async () => {
+    const controller = new AbortController();
+    let listeners = 0;
+    let peakListeners = 0;
+    const add = controller.signal.addEventListener.bind(controller.signal);
+    const remove = controller.signal.removeEventListener.bind(controller.signal);
+    controller.signal.addEventListener = ((...args: Parameters<typeof add>) => {
+      listeners += 1;
+      peakListeners = Math.max(peakListeners, listeners);
+      add(...args);
+    }) as typeof add;
+    controller.signal.removeEventListener = ((...args: Parameters<typeof remove>) => {
+      listeners -= 1;
+      remove(...args);
+    }) as typeof remove;
+    // Requests that end only when their signal aborts: two in flight, eighteen waiting for a slot.
+    const started: AbortSignal[] = [];
+    const hanging: RangeReader = {
+      read(_start, _end, signal) {
+        if (signal !== undefined) started.push(signal);
+        return new Promise((_resolve, reject) => {
+          signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+        });
+      },
+    };
+    const queue = new IoQueue({ concurrency: 2, gapBytes: 0 });
+    const ranges = Array.from({ length: 20 }, (_, i) => ({ start: i * 1000, end: i * 1000 + 10 }));
+    const batch = queue.read(hanging, ranges, controller.signal);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(started).toHaveLength(2);
+    expect(peakListeners).toBe(1);
+    controller.abort();
+    await expect(batch).rejects.toMatchObject({ name: 'AbortError' });
+    expect(started.every((signal) => signal.aborted)).toBe(true);
+    expect(started).toHaveLength(2);
+    // Both slots are free again, and nothing of the batch is left in the queue.
+    const { reader, state } = recordingReader(100_000, 5);
+    await queue.read(reader, [
+      { start: 0, end: 10 },
+      { start: 50_000, end: 50_010 },
+    ]);
+    expect(state.peak).toBe(2);
+    expect(listeners).toBe(0);
+  });
 });

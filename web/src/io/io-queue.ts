@@ -36,13 +36,19 @@ export interface IoCost {
   firstDoneAt?: number;
 }
 
+/** A request waiting for a slot. */
+interface Waiter {
+  grant(): void;
+  reject(reason: unknown): void;
+}
+
 /** A concurrency-limited, coalescing reader. */
 export class IoQueue {
   readonly concurrency: number;
   private readonly gapBytes: number;
   private readonly maxRequestBytes: number;
   private active = 0;
-  private readonly waiting: Array<() => void> = [];
+  private readonly waiting: Waiter[] = [];
 
   constructor(options: IoOptions = {}) {
     this.concurrency = positiveInteger('ioConcurrency', options.concurrency ?? 6);
@@ -55,57 +61,80 @@ export class IoQueue {
     return coalesce(ranges, this.gapBytes, this.maxRequestBytes);
   }
 
-  /** Reads `ranges` of `reader` as coalesced requests; resolves to the chunks read. */
+  /**
+   * Reads `ranges` of `reader` as coalesced requests; resolves to the chunks read.
+   *
+   * A batch adds one listener to `signal`, however many of its requests wait for a slot: aborting
+   * takes its waiting requests out of the queue and aborts its requests in flight (through a
+   * signal of the batch's own, which each request listens to). A lookup's batch can be twenty
+   * requests; a listener each made Node warn of a leak (more than 10 on one signal).
+   */
   async read(reader: RangeReader, ranges: readonly ByteRange[], signal?: AbortSignal, cost?: IoCost): Promise<Chunk[]> {
+    throwIfAborted(signal);
     const requests = coalesce(ranges, this.gapBytes, this.maxRequestBytes);
-    return Promise.all(
-      requests.map(async (request) => {
-        await this.acquire(signal);
-        try {
-          throwIfAborted(signal);
-          const started = performance.now();
-          if (cost !== undefined) cost.firstSentAt ??= started;
-          const data = await reader.read(request.start, request.end, signal);
-          if (cost !== undefined) {
-            const now = performance.now();
-            cost.firstDoneAt ??= now;
-            cost.requests += 1;
-            cost.bytes += data.byteLength;
-            cost.ms += now - started;
+    const batch = signal === undefined ? undefined : new AbortController();
+    const waits = new Set<Waiter>();
+    const onAbort = () => {
+      const reason = signal === undefined ? undefined : abortReason(signal);
+      for (const wait of waits) {
+        const index = this.waiting.indexOf(wait);
+        if (index >= 0) this.waiting.splice(index, 1);
+        wait.reject(reason);
+      }
+      waits.clear();
+      batch?.abort(reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await Promise.all(
+        requests.map(async (request) => {
+          await this.acquire(waits);
+          try {
+            throwIfAborted(signal);
+            const started = performance.now();
+            if (cost !== undefined) cost.firstSentAt ??= started;
+            const data = await reader.read(request.start, request.end, batch?.signal);
+            if (cost !== undefined) {
+              const now = performance.now();
+              cost.firstDoneAt ??= now;
+              cost.requests += 1;
+              cost.bytes += data.byteLength;
+              cost.ms += now - started;
+            }
+            return { start: request.start, data };
+          } finally {
+            this.release();
           }
-          return { start: request.start, data };
-        } finally {
-          this.release();
-        }
-      }),
-    );
+        }),
+      );
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
   }
 
-  private acquire(signal?: AbortSignal): Promise<void> {
-    throwIfAborted(signal);
+  /** A slot now, or a place in the queue, recorded in `waits` (its batch's) until granted. */
+  private acquire(waits: Set<Waiter>): Promise<void> {
     if (this.active < this.concurrency) {
       this.active += 1;
       return Promise.resolve();
     }
     return new Promise<void>((resolve, reject) => {
-      const onAbort = () => {
-        const index = this.waiting.indexOf(grant);
-        if (index >= 0) this.waiting.splice(index, 1);
-        reject(signal === undefined ? undefined : abortReason(signal));
+      const wait: Waiter = {
+        grant: () => {
+          waits.delete(wait);
+          this.active += 1;
+          resolve();
+        },
+        reject,
       };
-      const grant = () => {
-        signal?.removeEventListener('abort', onAbort);
-        this.active += 1;
-        resolve();
-      };
-      this.waiting.push(grant);
-      signal?.addEventListener('abort', onAbort, { once: true });
+      waits.add(wait);
+      this.waiting.push(wait);
     });
   }
 
   private release(): void {
     this.active -= 1;
-    this.waiting.shift()?.();
+    this.waiting.shift()?.grant();
   }
 }
 
