@@ -442,8 +442,9 @@ fn looks_like(head: &[u8]) -> Option<&'static str> {
 /// Refuses a footer whose column chunks or offset-index pages lie (even partly) outside the
 /// file, at negative offsets, or outside their column chunk.
 ///
-/// Out of line: its loop over every page of the offset index is what makes the loader hot on a
-/// cold page, and V8 should optimize this loop alone, not the whole inlined `try_load` (18 KB).
+/// Out of line: its loop over every page of the offset index is one of the two (with arrow-rs's
+/// `decode_offset_index`) that made the loader hot on a cold page, and V8 should optimize this
+/// loop alone, not the whole inlined `try_load` (18 KB).
 #[inline(never)]
 fn check_layout(metadata: &ParquetMetaData, file_len: u64) -> Result<()> {
     let invalid = |detail: String| SkimError::InvalidFile { detail };

@@ -127,4 +127,31 @@ describe('IoQueue', () => {
     expect(state.peak).toBe(2);
     expect(listeners).toBe(0);
   });
+
+  it('cancels the rest of a batch when one of its requests fails', async () => {
+    const started: Array<{ start: number; signal: AbortSignal | undefined }> = [];
+    const failing: RangeReader = {
+      read(start, _end, signal) {
+        started.push({ start, signal });
+        if (start === 0) return Promise.reject(new Error('connection reset'));
+        return new Promise((_resolve, reject) => {
+          signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+        });
+      },
+    };
+    const queue = new IoQueue({ concurrency: 2, gapBytes: 0 });
+    const ranges = Array.from({ length: 6 }, (_, i) => ({ start: i * 1000, end: i * 1000 + 10 }));
+    await expect(queue.read(failing, ranges, new AbortController().signal)).rejects.toThrow('connection reset');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    // The failed request's slot went to at most one more request, which was aborted; the rest
+    // never started, and both slots are free again.
+    expect(started.length).toBeLessThanOrEqual(3);
+    expect(started.every(({ signal }) => signal?.aborted)).toBe(true);
+    const { reader, state } = recordingReader(100_000, 5);
+    await queue.read(reader, [
+      { start: 0, end: 10 },
+      { start: 50_000, end: 50_010 },
+    ]);
+    expect(state.peak).toBe(2);
+  });
 });

@@ -64,25 +64,28 @@ export class IoQueue {
   /**
    * Reads `ranges` of `reader` as coalesced requests; resolves to the chunks read.
    *
-   * A batch adds one listener to `signal`, however many of its requests wait for a slot: aborting
-   * takes its waiting requests out of the queue and aborts its requests in flight (through a
-   * signal of the batch's own, which each request listens to). A lookup's batch can be twenty
-   * requests; a listener each made Node warn of a leak (more than 10 on one signal).
+   * A batch adds one listener to `signal`, however many of its requests wait for a slot (a
+   * lookup's batch can be twenty requests; a listener each made Node warn of a leak, more than 10
+   * on one signal). Its requests in flight listen to a signal of the batch's own. When `signal`
+   * aborts, or one of the batch's requests fails (nobody will use the others' bytes), the batch's
+   * waiting requests leave the queue and its requests in flight are aborted.
    */
   async read(reader: RangeReader, ranges: readonly ByteRange[], signal?: AbortSignal, cost?: IoCost): Promise<Chunk[]> {
     throwIfAborted(signal);
     const requests = coalesce(ranges, this.gapBytes, this.maxRequestBytes);
-    const batch = signal === undefined ? undefined : new AbortController();
+    const batch = new AbortController();
     const waits = new Set<Waiter>();
-    const onAbort = () => {
-      const reason = signal === undefined ? undefined : abortReason(signal);
+    const cancel = (reason: unknown) => {
       for (const wait of waits) {
         const index = this.waiting.indexOf(wait);
         if (index >= 0) this.waiting.splice(index, 1);
         wait.reject(reason);
       }
       waits.clear();
-      batch?.abort(reason);
+      batch.abort(reason);
+    };
+    const onAbort = () => {
+      if (signal !== undefined) cancel(abortReason(signal));
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
@@ -90,10 +93,10 @@ export class IoQueue {
         requests.map(async (request) => {
           await this.acquire(waits);
           try {
-            throwIfAborted(signal);
+            throwIfAborted(batch.signal);
             const started = performance.now();
             if (cost !== undefined) cost.firstSentAt ??= started;
-            const data = await reader.read(request.start, request.end, batch?.signal);
+            const data = await reader.read(request.start, request.end, batch.signal);
             if (cost !== undefined) {
               const now = performance.now();
               cost.firstDoneAt ??= now;
@@ -107,6 +110,10 @@ export class IoQueue {
           }
         }),
       );
+    } catch (error) {
+      // The first failure ends the batch; the rest of it is cancelled, not left to run.
+      if (!batch.signal.aborted) cancel(new DOMException('another request of the same read failed', 'AbortError'));
+      throw error;
     } finally {
       signal?.removeEventListener('abort', onAbort);
     }
