@@ -105,15 +105,16 @@ export class IoQueue {
               cost.ms += now - started;
             }
             return { start: request.start, data };
+          } catch (error) {
+            // The first failure ends the batch: the rest of it is cancelled before this slot is
+            // released, so no other request of the batch starts in it.
+            if (!batch.signal.aborted) cancel(new DOMException('another request of the same read failed', 'AbortError'));
+            throw error;
           } finally {
             this.release();
           }
         }),
       );
-    } catch (error) {
-      // The first failure ends the batch; the rest of it is cancelled, not left to run.
-      if (!batch.signal.aborted) cancel(new DOMException('another request of the same read failed', 'AbortError'));
-      throw error;
     } finally {
       signal?.removeEventListener('abort', onAbort);
     }
