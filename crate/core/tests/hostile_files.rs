@@ -970,6 +970,24 @@ fn dictionary_keys_past_a_fixed_width_dictionary_are_invalid() {
         },
         says(&["dictionary key 3 out of range", "3 values"]),
     );
+    // Keys are unsigned 32-bit in the format and `i32` in arrow-rs: one of 2^31 or more reads as
+    // negative, and must be refused the same way, not turned into an index.
+    case_checked(
+        "a dictionary key of 2^31, negative as i32",
+        "INVALID_FILE",
+        || {
+            let (_, metadata) = split_footer(&file);
+            let chunk = metadata.row_group(0).column(0);
+            let body = page_fields(&file, chunk.data_page_offset() as usize).body_at;
+            // 32-bit keys in one RLE run (a varint header with its low bit clear: 384 << 1)
+            // of 0x8000_0000, written over the start of the 2-bit keys (98 bytes long).
+            let run = [32, 0x80, 0x06, 0x00, 0x00, 0x00, 0x80];
+            let mut bad = file.to_vec();
+            bad[body..body + run.len()].copy_from_slice(&run);
+            read(&Bytes::from(bad))
+        },
+        says(&["dictionary key -2147483648 out of range", "3 values"]),
+    );
 }
 
 #[test]
