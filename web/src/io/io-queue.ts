@@ -108,7 +108,7 @@ export class IoQueue {
           } catch (error) {
             // The first failure ends the batch: the rest of it is cancelled before this slot is
             // released, so no other request of the batch starts in it.
-            if (!batch.signal.aborted) cancel(new DOMException('another request of the same read failed', 'AbortError'));
+            if (!batch.signal.aborted) cancel(new DOMException('another request of this read failed', 'AbortError'));
             throw error;
           } finally {
             this.release();
