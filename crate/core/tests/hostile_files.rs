@@ -949,10 +949,7 @@ fn dictionary_keys_past_a_fixed_width_dictionary_are_invalid() {
         "dictionary keys past a FIXED_LEN_BYTE_ARRAY dictionary's end",
         "INVALID_FILE",
         || {
-            let (_, metadata) = split_footer(&file);
-            let chunk = metadata.row_group(0).column(0);
-            let page = page_fields(&file, chunk.data_page_offset() as usize);
-            let body = page.body_at;
+            let body = first_data_page_body(&file);
             // RLE_DICTIONARY keys: their bit width (2: three values), then one bit-packed run
             // (a varint header with its low bit set) of 384 keys in 48 groups of 8.
             assert_eq!(file[body], 2, "2-bit keys at byte {body}");
@@ -976,9 +973,7 @@ fn dictionary_keys_past_a_fixed_width_dictionary_are_invalid() {
         "a dictionary key of 2^31, negative as i32",
         "INVALID_FILE",
         || {
-            let (_, metadata) = split_footer(&file);
-            let chunk = metadata.row_group(0).column(0);
-            let body = page_fields(&file, chunk.data_page_offset() as usize).body_at;
+            let body = first_data_page_body(&file);
             // 32-bit keys in one RLE run (a varint header with its low bit clear: 384 << 1)
             // of 0x8000_0000, written over the start of the 2-bit keys (98 bytes long).
             let run = [32, 0x80, 0x06, 0x00, 0x00, 0x00, 0x80];
@@ -988,6 +983,14 @@ fn dictionary_keys_past_a_fixed_width_dictionary_are_invalid() {
         },
         says(&["dictionary key -2147483648 out of range", "3 values"]),
     );
+}
+
+/// Where the body of the first data page of the file's first column starts (an uncompressed page:
+/// for a required column, its values).
+fn first_data_page_body(file: &Bytes) -> usize {
+    let (_, metadata) = split_footer(file);
+    let chunk = metadata.row_group(0).column(0);
+    page_fields(file, chunk.data_page_offset() as usize).body_at
 }
 
 #[test]
