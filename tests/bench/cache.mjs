@@ -29,7 +29,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { measure, median, RUNS, repo, startBench, today } from './lib.mjs';
+import { measure, median, onFreshPages, RUNS, repo, startBench, today } from './lib.mjs';
 
 const FIRST = "URL LIKE '%google%'";
 /** A dense first query: 36% of the rows pass. */
@@ -110,15 +110,7 @@ async function touchInWorkers(bytes) {
 
 /** `touchInWorkers(bytes)` in a fresh page per run: median and runs. */
 async function measureTouch(bench, bytes) {
-  const times = [];
-  for (let run = 0; run <= RUNS; run++) {
-    const page = await bench.browser.newPage();
-    await page.goto(`${bench.server.url}/`);
-    await page.waitForSelector('body[data-ready=true]'); // the harness page's own start-up is over
-    const ms = await page.evaluate(touchInWorkers, bytes);
-    await page.close();
-    if (run > 0) times.push(ms);
-  }
+  const times = (await onFreshPages(bench, (page) => page.evaluate(touchInWorkers, bytes))).slice(1);
   return { bytes, medianMs: median(times), runsMs: times };
 }
 

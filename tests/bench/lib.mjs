@@ -59,23 +59,35 @@ async function timeRun(warm) {
   return { ms, answer, stats };
 }
 
-/** Runs `pageCase(args)` + a timed run `RUNS + 1` times; answers must agree between runs. */
-export async function measure(bench, name, pageCase, args) {
-  const runs = [];
-  let answer;
-  for (let run = 0; run <= RUNS; run++) {
+/**
+ * `run(page)` on a fresh harness page (its own start-up over) `RUNS + 1` times: every result, the
+ * first being the browser's warm-up (callers time the other `RUNS`).
+ */
+export async function onFreshPages(bench, run) {
+  const results = [];
+  for (let i = 0; i <= RUNS; i++) {
     const page = await bench.browser.newPage();
-    await page.goto(`${bench.server.url}/`);
-    await page.waitForSelector('body[data-ready=true]');
-    await page.evaluate(pageCase, args);
-    const result = await page.evaluate(timeRun, args.warm === true);
-    await page.close();
-    if (run > 0) runs.push(result);
-    if (answer !== undefined && String(answer) !== String(result.answer)) {
-      throw new Error(`${name}: answers differ between runs (${answer} vs ${result.answer})`);
+    try {
+      await page.goto(`${bench.server.url}/`);
+      await page.waitForSelector('body[data-ready=true]');
+      results.push(await run(page));
+    } finally {
+      await page.close();
     }
-    answer = result.answer;
   }
+  return results;
+}
+
+/** Runs `pageCase(args)` + a timed run on fresh pages ({@link onFreshPages}); answers must agree between runs. */
+export async function measure(bench, name, pageCase, args) {
+  const all = await onFreshPages(bench, async (page) => {
+    await page.evaluate(pageCase, args);
+    return page.evaluate(timeRun, args.warm === true);
+  });
+  const answers = new Set(all.map((r) => String(r.answer)));
+  if (answers.size > 1) throw new Error(`${name}: answers differ between runs (${[...answers].join(' vs ')})`);
+  const answer = all[0]?.answer;
+  const runs = all.slice(1);
   const times = runs.map((r) => r.ms);
   const middle = runs.find((r) => r.ms === median(times));
   return {
