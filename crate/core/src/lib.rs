@@ -13,6 +13,7 @@
 //!   its tasks
 //! - [`task`]: task + bytes → Arrow IPC (arrow-rs `ParquetPushDecoder`)
 //! - `pages`: page headers checked before arrow-rs decodes them (sizes, CRC, consistency)
+//! - `page_index`: a file's page index, its column indexes decoded when a scan first asks
 //! - `row_group_index`: a file's page index with one row group's offset indexes replaced
 //! - `thrift`: a bounds-checked reader of the few thrift fields `pages` and `metadata` check
 //! - [`limits`]: memory limits on hostile files (metadata, page, chunk and batch bytes)
@@ -34,6 +35,7 @@ pub mod filter;
 pub mod ipc;
 pub mod limits;
 pub mod metadata;
+mod page_index;
 pub mod page_layout;
 mod pages;
 pub mod plan;

@@ -6,6 +6,11 @@
 //! outside what was pushed) or the loaded file. With a tail read larger than footer + page
 //! index, opening costs exactly one request.
 //!
+//! The decoder reads the footer only; the loader then asks for the page index as one span (every
+//! column and offset index the footer names) and has arrow-rs decode the offset indexes from it,
+//! while the column indexes stay bytes until a scan's pruning asks for one (`page_index`: they
+//! were most of a warm open, and only a filter's columns ever use them).
+//!
 //! Legacy INT96 timestamps are read as microseconds, not arrow-rs's default nanoseconds: Spark and
 //! Impala wrote them with microsecond precision, and nanoseconds overflow `i64` outside
 //! 1677–2262, which real files contain (`int96_from_spark.parquet`). DuckDB reads them the same way.
@@ -32,6 +37,7 @@ use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::errors::ParquetError;
+use parquet::file::metadata::page_index::PageIndexProvider;
 use parquet::file::metadata::{
     FileMetaData, FooterTail, PageIndexPolicy, ParquetMetaData, ParquetMetaDataBuilder,
     ParquetMetaDataPushDecoder,
@@ -40,6 +46,7 @@ use parquet::DecodeResult;
 
 use crate::error::{Result, SkimError};
 use crate::limits::OpenOptions;
+use crate::page_index::FilePageIndex;
 use crate::pushed_bytes::PushedBytes;
 use crate::thrift::Thrift;
 
@@ -51,7 +58,7 @@ const FOOTER_TAIL_BYTES: u64 = 8;
 pub enum LoadStep {
     /// Push these byte ranges, then call `try_load` again.
     NeedsRanges(Vec<Range<u64>>),
-    /// The metadata (and page index, when the file has one) is decoded.
+    /// The metadata is decoded, and the page index's offset indexes (when the file has any).
     Loaded(Box<ParquetFile>),
 }
 
@@ -65,21 +72,24 @@ pub struct MetadataLoader {
     options: OpenOptions,
     /// The footer length in the tail has been held against the limit.
     tail_checked: bool,
+    /// The decoded footer, while its page index is asked for.
+    footer: Option<ParquetMetaData>,
 }
 
 impl MetadataLoader {
     /// A loader for a file of `file_len` bytes, with default [`OpenOptions`]. The page index is
-    /// read when the file has one.
+    /// read when the file has one (its column indexes decoded on first use).
     pub fn try_new(file_len: u64) -> Result<Self> {
         let decoder = ParquetMetaDataPushDecoder::try_new(file_len)
             .map_err(|e| SkimError::from_parquet("opening the file", e))?
-            .with_page_index_policy(PageIndexPolicy::Optional);
+            .with_page_index_policy(PageIndexPolicy::Skip);
         Ok(Self {
             file_len,
             decoder,
             pushed: PushedBytes::default(),
             options: OpenOptions::default(),
             tail_checked: false,
+            footer: None,
         })
     }
 
@@ -92,43 +102,102 @@ impl MetadataLoader {
     /// Hands bytes `range` of the file to the loader.
     pub fn push(&mut self, range: Range<u64>, data: Bytes) -> Result<()> {
         check_pushed_range(&range, &data, self.file_len)?;
-        self.decoder
-            .push_range(range.clone(), data.clone())
-            .map_err(|e| SkimError::from_parquet("reading the footer", e))?;
+        // Once the footer is decoded, only the page index is still asked for: it is read here.
+        if self.footer.is_none() {
+            self.decoder
+                .push_range(range.clone(), data.clone())
+                .map_err(|e| SkimError::from_parquet("reading the footer", e))?;
+        }
         self.pushed.insert(range.start, data);
         Ok(())
     }
 
-    /// Decodes as far as the pushed bytes allow.
+    /// Decodes as far as the pushed bytes allow: the footer (arrow-rs's decoder), then the page
+    /// index, read as one span of bytes ([`page_index_span`]): the offset indexes decoded now,
+    /// the column indexes when a scan first asks (see `page_index`).
     pub fn try_load(&mut self) -> Result<LoadStep> {
         self.check_tail()?;
-        let decoded = self
-            .decoder
-            .try_decode()
+        let metadata = match self.footer.take() {
+            Some(metadata) => metadata,
+            None => match self
+                .decoder
+                .try_decode()
+                .map_err(|e| self.footer_error(e))?
+            {
+                DecodeResult::NeedsData(ranges) => {
+                    self.check_asked(&ranges)?;
+                    return Ok(LoadStep::NeedsRanges(ranges));
+                }
+                DecodeResult::Data(metadata) => metadata,
+                DecodeResult::Finished => {
+                    return Err(SkimError::internal(
+                        "metadata decoder finished without producing metadata",
+                    ))
+                }
+            },
+        };
+        let span = page_index_span(&metadata);
+        let metadata = match &span {
+            Some(span) => {
+                self.check_asked(std::slice::from_ref(span))?;
+                if self.pushed.get(span).is_none() {
+                    self.footer = Some(metadata);
+                    return Ok(LoadStep::NeedsRanges(vec![span.clone()]));
+                }
+                self.with_page_index(metadata, span)?
+            }
+            None => metadata,
+        };
+        let footer = footer_ranges(span, &self.pushed, self.file_len)?
+            .into_iter()
+            .map(|range| Ok((range.clone(), pushed_bytes(&self.pushed, &range)?)))
+            .collect::<Result<Vec<_>>>()?;
+        self.pushed = PushedBytes::default();
+        ParquetFile::try_new(
+            self.file_len,
+            Arc::new(metadata),
+            footer,
+            self.options.view_types,
+        )
+        .map(|file| LoadStep::Loaded(Box::new(file)))
+    }
+
+    /// `metadata` with its page index from the pushed bytes of `span`: arrow-rs decodes the
+    /// offset indexes, [`FilePageIndex`] keeps the bytes for the column indexes.
+    fn with_page_index(
+        &self,
+        metadata: ParquetMetaData,
+        span: &Range<u64>,
+    ) -> Result<ParquetMetaData> {
+        let bytes = pushed_bytes(&self.pushed, span)?;
+        let mut offsets =
+            ParquetMetaDataPushDecoder::try_new_with_metadata(self.file_len, metadata)
+                .map_err(|e| SkimError::from_parquet("reading the page index", e))?
+                .with_column_index_policy(PageIndexPolicy::Skip)
+                .with_offset_index_policy(PageIndexPolicy::Optional);
+        offsets
+            .push_range(span.clone(), bytes.clone())
             .map_err(|e| self.footer_error(e))?;
-        match decoded {
+        let (metadata, offsets) = match offsets
+            .try_decode_page_index()
+            .map_err(|e| self.footer_error(e))?
+        {
+            DecodeResult::Data(decoded) => decoded,
             DecodeResult::NeedsData(ranges) => {
-                self.check_asked(&ranges)?;
-                Ok(LoadStep::NeedsRanges(ranges))
+                return Err(SkimError::internal(format!(
+                    "the page index decoder asked for {ranges:?} past the span {span:?}"
+                )))
             }
-            DecodeResult::Data(metadata) => {
-                let footer = footer_ranges(&metadata, &self.pushed, self.file_len)?
-                    .into_iter()
-                    .map(|range| Ok((range.clone(), pushed_bytes(&self.pushed, &range)?)))
-                    .collect::<Result<Vec<_>>>()?;
-                self.pushed = PushedBytes::default();
-                ParquetFile::try_new(
-                    self.file_len,
-                    Arc::new(metadata),
-                    footer,
-                    self.options.view_types,
-                )
-                .map(|file| LoadStep::Loaded(Box::new(file)))
+            DecodeResult::Finished => {
+                return Err(SkimError::internal(
+                    "the page index decoder finished without a page index",
+                ))
             }
-            DecodeResult::Finished => Err(SkimError::internal(
-                "metadata decoder finished without producing metadata",
-            )),
-        }
+        };
+        let index = FilePageIndex::try_new(&metadata, offsets, span.start, bytes)?;
+        Ok(ParquetMetaDataBuilder::new_from_metadata(metadata)
+            .set_page_index(index.map(|i| Arc::new(i) as Arc<dyn PageIndexProvider>))
+            .build())
     }
 
     /// Sorts a decoder error. A plaintext footer of an encrypted file (`encryption_algorithm`
@@ -356,7 +425,7 @@ impl ParquetFile {
         self.file_len
     }
 
-    /// The decoded Parquet metadata (with page index when present).
+    /// The decoded Parquet metadata (with the page index when present; see `page_index`).
     pub fn metadata(&self) -> &Arc<ParquetMetaData> {
         self.reader_metadata.metadata()
     }
@@ -392,7 +461,13 @@ impl ParquetFile {
     /// files it keeps open by this.
     pub fn memory_bytes(&self) -> u64 {
         let footer: usize = self.footer.iter().map(|(_, bytes)| bytes.len()).sum();
-        (self.metadata().memory_size() + footer) as u64
+        // arrow-rs sizes only its own page index type: ours is estimated by itself.
+        let page_index = self
+            .metadata()
+            .page_index()
+            .and_then(|index| index.as_any().downcast_ref::<FilePageIndex>())
+            .map_or(0, FilePageIndex::memory_bytes);
+        (self.metadata().memory_size() + footer + page_index) as u64
     }
 
     /// The same file described by `metadata` (an edited copy of this file's: see `rebase`), read
@@ -588,9 +663,9 @@ fn has_view_types(fields: &Fields) -> bool {
 }
 
 /// The regions a worker needs to decode the same metadata: the thrift footer with its 8-byte
-/// tail, and, when the page index was loaded, the span of all column and offset indexes.
+/// tail, and the page index's span when the file has one.
 fn footer_ranges(
-    metadata: &ParquetMetaData,
+    page_index: Option<Range<u64>>,
     pushed: &PushedBytes,
     file_len: u64,
 ) -> Result<Vec<Range<u64>>> {
@@ -603,17 +678,19 @@ fn footer_ranges(
     let metadata_len = u64::from(u32::from_le_bytes(len_bytes));
     let mut ranges = Vec::with_capacity(2);
     ranges.push(file_len - FOOTER_TAIL_BYTES - metadata_len..file_len);
-    if metadata.page_index().is_some() {
-        let span = metadata
-            .row_groups()
-            .iter()
-            .flat_map(|rg| rg.columns())
-            .flat_map(|c| [c.column_index_range(), c.offset_index_range()])
-            .flatten()
-            .reduce(|a, r| a.start.min(r.start)..a.end.max(r.end));
-        ranges.extend(span);
-    }
+    ranges.extend(page_index);
     Ok(ranges)
+}
+
+/// The span of every column and offset index the footer names, read as one.
+fn page_index_span(metadata: &ParquetMetaData) -> Option<Range<u64>> {
+    metadata
+        .row_groups()
+        .iter()
+        .flat_map(|rg| rg.columns())
+        .flat_map(|c| [c.column_index_range(), c.offset_index_range()])
+        .flatten()
+        .reduce(|a, r| a.start.min(r.start)..a.end.max(r.end))
 }
 
 /// The pushed bytes of `range`, which the decoder has necessarily seen.

@@ -32,6 +32,7 @@ use crate::filter::prune::{prune_pages, row_groups_may_match};
 use crate::filter::{Expr, Filter};
 use crate::limits::DecodeLimits;
 use crate::metadata::ParquetFile;
+use crate::page_index::check_column_index;
 use crate::page_layout::{with_learned_pages, LearnedPages, PageLayouts};
 use crate::pushed_bytes::PushedBytes;
 use crate::scan::{BoundScan, ScanSpec};
@@ -317,7 +318,7 @@ pub fn plan_scan_with(
     };
     let specs = match scan.filter() {
         None => unfiltered_specs(file, request, batch_size),
-        Some(filter) => filtered_specs(file, request, filter, batch_size, blooms, &mut stats),
+        Some(filter) => filtered_specs(file, request, filter, batch_size, blooms, &mut stats)?,
     };
     let specs = match request.target_task_rows {
         Some(target) if target > 0 => split_specs(&scan, specs, target),
@@ -662,9 +663,15 @@ fn filtered_specs(
     batch_size: usize,
     blooms: &PushedBytes,
     stats: &mut PlanStats,
-) -> Vec<(TaskSpec, u64)> {
+) -> Result<Vec<(TaskSpec, u64)>> {
     let metadata = file.metadata();
     let keep = row_groups_may_match(filter.predicate(), metadata);
+    let filter_leaves: Vec<usize> = filter
+        .predicate()
+        .columns()
+        .iter()
+        .map(|c| c.leaf_idx)
+        .collect();
     let limit = request
         .limit
         .map(|l| l.saturating_add(request.offset.unwrap_or(0)));
@@ -683,6 +690,11 @@ fn filtered_specs(
         ) {
             stats.pruned(row_group_idx, PrunedBy::Bloom);
             continue;
+        }
+        // The column indexes pruning reads, decoded now (once per file): one that cannot be
+        // read fails the scan rather than pruning nothing.
+        for &leaf in &filter_leaves {
+            check_column_index(metadata, row_group_idx, leaf)?;
         }
         let pages = prune_pages(filter.predicate(), metadata, row_group_idx);
         stats.pages_total += pages.pages_total;
@@ -710,7 +722,7 @@ fn filtered_specs(
         };
         specs.push((spec, rows_scanned));
     }
-    specs
+    Ok(specs)
 }
 
 /// Splits each row group's task into windows of about `target` rows, starting at page
