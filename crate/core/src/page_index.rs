@@ -17,9 +17,10 @@
 //! So the loader reads the page-index bytes as before (one span, in the open's requests) and
 //! arrow-rs decodes the offset indexes from them, while [`FilePageIndex`] keeps the span and
 //! decodes a chunk's column index with arrow-rs's `decode_column_index` on first use, once. A
-//! column index that cannot be decoded is `INVALID_FILE` where a scan's pruning asks for it
-//! ([`check_column_index`]); to arrow-rs, which asks through [`PageIndexProvider`] and cannot be
-//! told of an error, it is absent.
+//! column index that cannot be decoded is `INVALID_FILE` where page pruning reads it
+//! ([`check_column_index`], from `filter::prune`); to arrow-rs, which asks through
+//! [`PageIndexProvider`] and cannot be told of an error, it is absent. A failed decode is not
+//! kept: the page's recheck of a decode the engine may have failed plans the scan again.
 
 use std::ops::Range;
 use std::sync::OnceLock;
@@ -41,9 +42,6 @@ struct Located {
     physical_type: Type,
 }
 
-/// A chunk's column index once decoded, or why it could not be.
-type Decoded = std::result::Result<Box<ColumnIndexMetaData>, String>;
-
 /// A file's page index: arrow-rs's offset indexes, and column indexes decoded on first use.
 #[derive(Debug)]
 pub(crate) struct FilePageIndex {
@@ -55,9 +53,10 @@ pub(crate) struct FilePageIndex {
     located: Vec<Option<Located>>,
     /// The page-index bytes the column indexes are decoded from.
     bytes: Bytes,
-    /// Per row group × column: the decoded column index, or why it could not be decoded (boxed:
-    /// a file of many row groups has many slots, most never filled).
-    decoded: Vec<OnceLock<Decoded>>,
+    /// Per row group × column: the decoded column index (boxed: a file of many row groups has
+    /// many slots, most never filled). A failed decode is not kept: a decode that failed as the
+    /// engine might make it fail is tried again (`web/src/recheck.ts` plans the scan again).
+    decoded: Vec<OnceLock<Box<ColumnIndexMetaData>>>,
 }
 
 impl FilePageIndex {
@@ -115,14 +114,12 @@ impl FilePageIndex {
         else {
             return Ok(None);
         };
-        let decoded = cell.get_or_init(|| {
-            let bytes = self.bytes.get(located.bytes.clone()).unwrap_or_default();
-            decode_column_index(bytes, located.physical_type)
-                .map(Box::new)
-                .map_err(|e| e.to_string())
-        });
-        match decoded {
-            Ok(index) => Ok(Some(index.as_ref())),
+        if let Some(index) = cell.get() {
+            return Ok(Some(index));
+        }
+        let bytes = self.bytes.get(located.bytes.clone()).unwrap_or_default();
+        match decode_column_index(bytes, located.physical_type) {
+            Ok(index) => Ok(Some(cell.get_or_init(|| Box::new(index)))),
             Err(reason) => Err(SkimError::InvalidFile {
                 detail: format!(
                     "the column index of column {column_idx} in row group {row_group_idx} \
@@ -143,9 +140,11 @@ impl FilePageIndex {
     /// so that an open file's figure does not grow as scans decode them (a dataset bounds the
     /// files it keeps open by it). The page-index bytes themselves count with the footer's.
     pub(crate) fn memory_bytes(&self) -> usize {
-        let mut bytes = self.decoded.len() * std::mem::size_of::<OnceLock<Decoded>>()
+        let mut bytes = self.decoded.len()
+            * std::mem::size_of::<OnceLock<Box<ColumnIndexMetaData>>>()
             + self.located.len() * std::mem::size_of::<Option<Located>>();
         if let Some(offsets) = &self.offsets {
+            bytes += self.located.len() * std::mem::size_of::<Option<OffsetIndexMetaData>>();
             let row_groups = self.located.len() / self.columns.max(1);
             for rg in 0..row_groups {
                 for column in 0..self.columns {
@@ -185,6 +184,8 @@ fn within(range: &Range<u64>, span_start: u64, len: usize) -> Result<Range<usize
 }
 
 impl PageIndexProvider for FilePageIndex {
+    // `has_column_indexes` says whether the footer names any column index, before any is decoded:
+    // one that later fails to decode reads as absent through `column_index`.
     fn has_offset_indexes(&self) -> bool {
         self.offsets
             .as_ref()
@@ -359,6 +360,11 @@ mod tests {
                 .contains("the column index of column 0 in row group 0 cannot be read"),
             "{error}"
         );
+        assert_eq!(
+            lazy.decoded_count(),
+            0,
+            "a failure is not kept: a recheck decodes again"
+        );
         assert_eq!(lazy.column_index(0, 0), None, "absent to arrow-rs");
         assert!(lazy.column_index(0, 1).is_some(), "the others still read");
         // A scan filtered on that column fails; one that does not prune by it plans.
@@ -368,6 +374,12 @@ mod tests {
         };
         let error = plan_scan(&file, &filtered).expect_err("pruning reads it");
         assert_eq!(error.error_code(), ErrorCode::InvalidFile);
+        // Pages are pruned per conjunct of one column: under an OR, the index is never read.
+        let either = ScanRequest {
+            filter: Some(parse_sql("id > 5 OR name = 'name-00001'").expect("filter")),
+            ..ScanRequest::default()
+        };
+        plan_scan(&file, &either).expect("an OR prunes no pages");
         let plain = ScanRequest {
             limit: Some(10),
             ..ScanRequest::default()

@@ -32,7 +32,6 @@ use crate::filter::prune::{prune_pages, row_groups_may_match};
 use crate::filter::{Expr, Filter};
 use crate::limits::DecodeLimits;
 use crate::metadata::ParquetFile;
-use crate::page_index::check_column_index;
 use crate::page_layout::{with_learned_pages, LearnedPages, PageLayouts};
 use crate::pushed_bytes::PushedBytes;
 use crate::scan::{BoundScan, ScanSpec};
@@ -666,12 +665,7 @@ fn filtered_specs(
 ) -> Result<Vec<(TaskSpec, u64)>> {
     let metadata = file.metadata();
     let keep = row_groups_may_match(filter.predicate(), metadata);
-    let filter_leaves: Vec<usize> = filter
-        .predicate()
-        .columns()
-        .iter()
-        .map(|c| c.leaf_idx)
-        .collect();
+
     let limit = request
         .limit
         .map(|l| l.saturating_add(request.offset.unwrap_or(0)));
@@ -691,12 +685,7 @@ fn filtered_specs(
             stats.pruned(row_group_idx, PrunedBy::Bloom);
             continue;
         }
-        // The column indexes pruning reads, decoded now (once per file): one that cannot be
-        // read fails the scan rather than pruning nothing.
-        for &leaf in &filter_leaves {
-            check_column_index(metadata, row_group_idx, leaf)?;
-        }
-        let pages = prune_pages(filter.predicate(), metadata, row_group_idx);
+        let pages = prune_pages(filter.predicate(), metadata, row_group_idx)?;
         stats.pages_total += pages.pages_total;
         stats.pages_pruned += pages.pages_pruned;
         let rows_scanned = pages

@@ -31,6 +31,8 @@ use parquet::file::metadata::ParquetMetaData;
 use super::ast::CmpOp;
 use super::bind::{ColumnRef, Predicate, StrMatch};
 use super::literal::parse_literal;
+use crate::error::Result;
+use crate::page_index::check_column_index;
 
 /// Statistics of one column over some units (row groups, or pages of one row group).
 struct UnitStats {
@@ -150,19 +152,21 @@ pub struct PagePruning {
     pub pages_pruned: usize,
 }
 
-/// Prunes the pages of `row_group_idx` by the column index; see the module docs.
+/// Prunes the pages of `row_group_idx` by the column index; see the module docs. A column index
+/// it reads that cannot be decoded is `INVALID_FILE` (column indexes decode on first use:
+/// `page_index`).
 pub fn prune_pages(
     predicate: &Predicate,
     metadata: &ParquetMetaData,
     row_group_idx: usize,
-) -> PagePruning {
+) -> Result<PagePruning> {
     let mut outcome = PagePruning {
         selection: None,
         pages_total: 0,
         pages_pruned: 0,
     };
     let Some(page_index) = metadata.page_index() else {
-        return outcome;
+        return Ok(outcome);
     };
     let rows = usize::try_from(metadata.row_group(row_group_idx).num_rows()).unwrap_or(0);
     let conjuncts: Vec<&Predicate> = match predicate {
@@ -180,6 +184,7 @@ pub fn prune_pages(
         else {
             continue;
         };
+        check_column_index(metadata, row_group_idx, column.leaf_idx)?;
         let source = PageStats {
             metadata,
             row_group_idx,
@@ -205,7 +210,7 @@ pub fn prune_pages(
             Some(previous) => previous.intersection(&selection),
         });
     }
-    outcome
+    Ok(outcome)
 }
 
 fn merge(ranges: impl Iterator<Item = Range<usize>>) -> Vec<Range<usize>> {
