@@ -8,8 +8,8 @@
 //!
 //! The decoder reads the footer only; the loader then asks for the page index as one span (every
 //! column and offset index the footer names) and has arrow-rs decode the offset indexes from it,
-//! while the column indexes stay bytes until a scan's pruning asks for one (`page_index`: they
-//! were most of a warm open, and only a filter's columns ever use them).
+//! while the column indexes stay bytes until a scan's pruning asks for one (`page_index`:
+//! decoding them made up a third of a warm open, and only a filter's columns ever use them).
 //!
 //! Legacy INT96 timestamps are read as microseconds, not arrow-rs's default nanoseconds: Spark and
 //! Impala wrote them with microsecond precision, and nanoseconds overflow `i64` outside
