@@ -665,7 +665,6 @@ fn filtered_specs(
 ) -> Result<Vec<(TaskSpec, u64)>> {
     let metadata = file.metadata();
     let keep = row_groups_may_match(filter.predicate(), metadata);
-
     let limit = request
         .limit
         .map(|l| l.saturating_add(request.offset.unwrap_or(0)));
