@@ -4,6 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { startRangeServer } from '../server/range-server.mjs';
 import { cacheDir, expect, test } from './fixtures.ts';
 
 interface TpchReference {
@@ -146,6 +147,55 @@ test('a filter that prunes nothing returns exactly the rows an unfiltered scan m
   expect(result.pruned).toBe(0);
   expect(result.actual.length).toBeGreaterThan(0);
   expect(result.actual).toEqual(result.expected);
+});
+
+test('a lookup the statistics narrowed is one round trip after the footer: its output pages come with its filter pages', async ({
+  harness,
+}) => {
+  // 150 ms before each response: a second round shows as requests sent that much later.
+  const slow = await startRangeServer({ mounts: { '/sample/': path.join(cacheDir, 'data') }, latencyMs: 150 });
+  try {
+    const result = await harness.evaluate(async (base) => {
+      const { skim } = window.harness;
+      const lookup = async (prefetchOutputBytes: number) => {
+        const reader = await skim.createReader({ workers: 2, ioConcurrency: 64, prefetchOutputBytes, cacheBytes: 0 });
+        try {
+          const file = await reader.open(`${base}/sample/lineitem-sf1.parquet`);
+          const opened = file.requestLog().length;
+          const scan = file.scan({ filter: 'l_orderkey = 3000323' });
+          const table = await scan.toTable();
+          const sent = file
+            .requestLog()
+            .slice(opened)
+            .map((e) => e.at);
+          return {
+            keys: Array.from(table.getChild('l_orderkey')?.toArray() ?? [], Number),
+            columns: table.numCols,
+            requests: sent.length,
+            sentOverMs: Math.max(...sent) - Math.min(...sent),
+            outputBytes: scan.stats.bytesFetchedOutput,
+          };
+        } finally {
+          reader.dispose();
+        }
+      };
+      // The output pages (727 KB) hold the 7 matches' rows whatever they are: waiting for the
+      // filter could save none of them, so even a 1-byte allowance reads them up front.
+      return { prefetched: await lookup(1), waited: await lookup(0) };
+    }, slow.url);
+    console.log(
+      `\nlookup at 150 ms per request: up front ${result.prefetched.requests} requests sent over ${result.prefetched.sentOverMs} ms; waiting for the filter ${result.waited.requests} over ${result.waited.sentOverMs} ms`,
+    );
+    for (const run of [result.prefetched, result.waited]) {
+      expect(run.keys).toEqual(Array(7).fill(3000323));
+      expect(run.columns).toBe(16);
+      expect(run.outputBytes).toBeGreaterThan(0);
+    }
+    expect(result.prefetched.sentOverMs).toBeLessThan(100);
+    expect(result.waited.sentOverMs).toBeGreaterThanOrEqual(140);
+  } finally {
+    await slow.close();
+  }
 });
 
 test('a filtered scan with a limit that the first task satisfies reads only that task', async ({ harness }) => {

@@ -84,9 +84,12 @@ export interface ReaderOptions {
    */
   readAheadDecodedBytes?: number;
   /**
-   * With a filter, a task's output pages are fetched together with its filter pages when all of
-   * them (what the plan allows for) take at most this many bytes (default 1 MiB): a lookup then
-   * costs one round trip, not two. 0 always waits for the filter to say which pages are needed.
+   * With a filter, a task's output pages are fetched together with its filter pages when waiting
+   * for the filter could save at most this many bytes of them (default 1 MiB): a lookup then
+   * costs one round trip, not two. Where the filter's statistics pruned part of the file, a
+   * match is assumed, and what it saves is the output pages finer than one match needs (none,
+   * for a file without an offset index: whole column chunks are read); elsewhere, all of them.
+   * 0 always waits for the filter to say which pages are needed.
    */
   prefetchOutputBytes?: number;
   /**

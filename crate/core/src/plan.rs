@@ -19,9 +19,11 @@
 //! columns (phase 1, fetched up front) and the output-only columns (phase 2: with a filter,
 //! fetched on demand after the filter ran, so only pages that still hold selected rows are read).
 
+use std::collections::BTreeMap;
 use std::ops::Range;
 
 use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
+use parquet::arrow::push_decoder::PageKind;
 use serde::{Deserialize, Serialize};
 
 use crate::aggregate::AggregateSpec;
@@ -171,6 +173,15 @@ pub struct ReadTask {
     /// Phase 2: pages of the output-only columns (everything without a filter). With a filter
     /// this is an upper bound: the decoder asks only for pages holding selected rows.
     pub output_ranges: Vec<ByteRange>,
+    /// With a filter, of `output_ranges`' bytes, those phase 2 may leave unread: the scheduler
+    /// fetches the output pages with the filter pages when this is small, as waiting for the
+    /// filter would save little. When the filter's statistics narrowed the scan (row groups or
+    /// pages pruned: the rows left are where its values lie), a match is assumed in each row
+    /// group left, and this is what pages finer than one match leave out — all but, in one of the
+    /// task's row groups, each output column's dictionary page and smallest data page (0 where no
+    /// offset index names the pages: phase 2 reads whole chunks). Otherwise, and for each part of
+    /// a row group split by rows, nothing says a row of the task passes: all of them.
+    pub output_skippable_bytes: u64,
     /// Rows the task decodes (after page pruning), before filtering.
     pub rows_scanned: u64,
 }
@@ -323,7 +334,20 @@ pub fn plan_scan_with(
         Some(target) if target > 0 => split_specs(&scan, specs, target),
         _ => specs,
     };
-    let tasks = read_tasks(&scan, request, specs, layouts, &mut stats)?;
+    let mut tasks = read_tasks(&scan, request, specs, layouts, &mut stats)?;
+    // A match is assumed where the statistics narrowed the scan, for a row group: not for each
+    // part of one split by rows (a lookup's match lies in one of them).
+    let mut parts_of_row_group: BTreeMap<usize, usize> = BTreeMap::new();
+    for task in &tasks {
+        *parts_of_row_group
+            .entry(task.spec.row_group_idx)
+            .or_default() += 1;
+    }
+    for task in &mut tasks {
+        if !narrowed(&stats) || parts_of_row_group[&task.spec.row_group_idx] > 1 {
+            task.output_skippable_bytes = ReadTask::bytes_of(&task.output_ranges);
+        }
+    }
     // A filtered scan with a limit (first rows, lookups) keeps a task per row group: each task
     // sees all its row group's rows before it stops at the limit, so it fills the cross-scan
     // cache, and the scheduler stops launching tasks once the limit is met. With
@@ -500,6 +524,13 @@ impl ReadTask {
             selection: next.spec.selection,
         });
         spec.more_row_groups.extend(next.spec.more_row_groups);
+        // One match in either task's row groups reads that one's least (see the field).
+        let (own, theirs) = (
+            Self::bytes_of(&self.output_ranges),
+            Self::bytes_of(&next.output_ranges),
+        );
+        self.output_skippable_bytes =
+            (self.output_skippable_bytes + theirs).max(next.output_skippable_bytes + own);
         self.filter_ranges.extend(next.filter_ranges);
         self.output_ranges.extend(next.output_ranges);
         self.rows_scanned += next.rows_scanned;
@@ -556,25 +587,60 @@ fn checked_columns(request: &ScanRequest) -> Result<&ScanRequest> {
     Ok(request)
 }
 
+/// Whether a filter's statistics (footer, bloom filters, page index) pruned any of the file.
+fn narrowed(stats: &PlanStats) -> bool {
+    stats.row_groups_pruned_by_stats > 0
+        || stats.row_groups_pruned_by_bloom > 0
+        || stats.row_groups_pruned_by_page_index > 0
+        || stats.pages_pruned > 0
+}
+
 /// `spec` with its byte ranges, listed by the push decoder the task will build, split into the
-/// filter columns' (phase 1) and the output-only columns' (phase 2).
+/// filter columns' (phase 1) and the output-only columns' (phase 2), and the output bytes a
+/// match leaves unread ([`ReadTask::output_skippable_bytes`], assuming one).
 fn read_task(scan: &BoundScan, spec: TaskSpec, rows_scanned: u64) -> Result<ReadTask> {
     let learned = with_learned_pages(scan.file(), &spec)?;
     let file = learned.as_ref().unwrap_or(scan.file());
     let (mut filter_ranges, mut output_ranges) = (Vec::new(), Vec::new());
+    // Per row group and output column: the least bytes phase 2 reads of it for one match.
+    let mut least: BTreeMap<(usize, usize), ColumnLeast> = BTreeMap::new();
     for planned in scan.decoder(file, &spec)?.scan_plan() {
         if scan.filter_leaves().contains(&planned.column) {
             filter_ranges.push(planned.range.into());
-        } else {
-            output_ranges.push(planned.range.into());
+            continue;
         }
+        let column = least
+            .entry((planned.row_group, planned.column))
+            .or_default();
+        match planned.kind {
+            PageKind::Data => {
+                column.data = Some(column.data.map_or(planned.len(), |d| d.min(planned.len())));
+            }
+            _ => column.always += planned.len(),
+        }
+        output_ranges.push(planned.range.into());
     }
+    let mut per_row_group: BTreeMap<usize, u64> = BTreeMap::new();
+    for ((row_group, _), column) in least {
+        *per_row_group.entry(row_group).or_default() += column.always + column.data.unwrap_or(0);
+    }
+    let output = ReadTask::bytes_of(&output_ranges);
+    let fewest = per_row_group.into_values().min().unwrap_or(output);
     Ok(ReadTask {
         spec,
         filter_ranges,
         output_ranges,
+        output_skippable_bytes: output.saturating_sub(fewest),
         rows_scanned,
     })
+}
+
+/// What phase 2 reads at least of one output column chunk for one match: its dictionary page
+/// (or the whole chunk, where no offset index names its pages) and its smallest data page.
+#[derive(Default)]
+struct ColumnLeast {
+    always: u64,
+    data: Option<u64>,
 }
 
 /// An aggregate scan reads exactly the aggregated columns (to count rows, none: the decoder
@@ -926,6 +992,30 @@ mod tests {
             Err(e @ SkimError::InvalidArgument { .. }) => e.to_string(),
             other => panic!("expected INVALID_ARGUMENT, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_grouped_task_may_skip_all_but_the_least_of_one_of_its_row_groups() {
+        let task = |row_group_idx, output: u64, skippable| ReadTask {
+            spec: TaskSpec {
+                row_group_idx,
+                ..TaskSpec::default()
+            },
+            filter_ranges: Vec::new(),
+            output_ranges: vec![ByteRange {
+                start: 0,
+                end: output,
+            }],
+            output_skippable_bytes: skippable,
+            rows_scanned: 1,
+        };
+        // Least reads: 100 - 30 = 70 and 50 - 45 = 5; one match in the second reads its 5.
+        let mut group = task(0, 100, 30);
+        group.absorb(task(1, 50, 45));
+        assert_eq!(group.output_skippable_bytes, 145);
+        let mut group = task(1, 50, 45);
+        group.absorb(task(0, 100, 30));
+        assert_eq!(group.output_skippable_bytes, 145);
     }
 
     #[test]

@@ -91,6 +91,49 @@ fn a_filter_that_prunes_nothing_returns_exactly_the_matching_rows() {
     assert_eq!(ids(&batches, "id"), expected);
 }
 
+/// Bytes of `ranges`.
+fn bytes_of(ranges: &[parquet_skim_core::ByteRange]) -> u64 {
+    ranges.iter().map(|r| r.end - r.start).sum()
+}
+
+#[test]
+fn output_bytes_phase_2_may_skip_are_what_one_match_leaves_out() {
+    let file = sample_file();
+    let (parquet, _) = open(&file, 512 * 1024);
+    let len = |r: Range<u64>| r.end - r.start;
+    // Narrowed to one page of `id`; `name`'s pages are as fine: one match reads all of them.
+    let plan = plan_scan(
+        &parquet,
+        &request("id BETWEEN 4100 AND 4200", &["id", "name"]),
+    )
+    .expect("plan");
+    let task = &plan.tasks[0];
+    assert_eq!(bytes_of(&task.output_ranges), len(page(&parquet, 1, 1, 0)));
+    assert_eq!(task.output_skippable_bytes, 0);
+    // Two pages of `id` (rows 4000..5000): one match leaves one page of `name` unread, the
+    // larger one.
+    let plan = plan_scan(
+        &parquet,
+        &request("id BETWEEN 4400 AND 4600", &["id", "name"]),
+    )
+    .expect("plan");
+    let task = &plan.tasks[0];
+    let (first, second) = (len(page(&parquet, 1, 1, 0)), len(page(&parquet, 1, 1, 1)));
+    assert_eq!(bytes_of(&task.output_ranges), first + second);
+    assert_eq!(task.output_skippable_bytes, first.max(second));
+    // Nothing pruned: nothing says a row passes, and every output byte may be skipped.
+    let plan =
+        plan_scan(&parquet, &request("ends_with(name, '7')", &["id", "name"])).expect("plan");
+    assert_eq!(
+        plan.stats.pages_pruned + plan.stats.row_groups_pruned_by_stats,
+        0
+    );
+    for task in &plan.tasks {
+        assert!(task.output_skippable_bytes > 0);
+        assert_eq!(task.output_skippable_bytes, bytes_of(&task.output_ranges));
+    }
+}
+
 #[test]
 fn offset_and_limit_apply_after_the_filter_and_stop_early() {
     let file = sample_file();

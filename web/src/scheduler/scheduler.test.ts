@@ -70,11 +70,16 @@ function fakeExecutor(
   return { executor, started, jobs, closed };
 }
 
-const task = (i: number, ranges: { filter?: Array<[number, number]>; output?: Array<[number, number]> }) =>
+const task = (
+  i: number,
+  ranges: { filter?: Array<[number, number]>; output?: Array<[number, number]>; skippable?: number },
+) =>
   ({
     spec: { taskIdx: i, rowGroupIdx: i, batchSize: 1024 },
     filterRanges: (ranges.filter ?? []).map(([start, end]) => ({ start, end })),
     outputRanges: (ranges.output ?? []).map(([start, end]) => ({ start, end })),
+    // By default nothing says a row passes: every output byte may be skipped.
+    outputSkippableBytes: ranges.skippable ?? (ranges.output ?? []).reduce((sum, [start, end]) => sum + end - start, 0),
     rowsScanned: 1,
   }) as PlannedTask;
 
@@ -264,6 +269,25 @@ describe('runPlan', () => {
       [300, 400],
     ]);
     expect(ctx.cost.output.bytes).toBe(0);
+  });
+
+  it('prefetches output pages by the bytes waiting could save, not by their size', async () => {
+    const reads = async (skippable: number) => {
+      const { reader, requests } = recordingReader();
+      const { executor } = fakeExecutor();
+      // 2000 bytes of output pages, over a `prefetchOutputBytes` of 1000.
+      const t = task(0, { filter: [[0, 100]], output: [[100, 2100]], skippable });
+      const ctx = context(executor, reader, { scan: FILTERED, prefetchOutputBytes: 1000 });
+      for await (const _ of runPlan(plan([t]), ctx)) {
+        // drain
+      }
+      return requests;
+    };
+    // One match reads them all (pages no finer than the filter's): one read, both phases.
+    expect(await reads(0)).toEqual([[0, 2100]]);
+    expect(await reads(1000)).toEqual([[0, 2100]]);
+    // Waiting for the filter may save more than that: the filter pages alone first.
+    expect(await reads(1001)).toEqual([[0, 100]]);
   });
 
   it('bounds read-ahead in fetched bytes: a slow consumer has at most that many planned bytes in flight', async () => {

@@ -77,7 +77,8 @@ export interface SchedulerContext {
   readAheadDecodedBytes: number;
   /**
    * With a filter, a task's output pages (the plan's upper bound) are fetched together with its
-   * filter pages when they take at most this many bytes: one round trip instead of two.
+   * filter pages when waiting for the filter could save at most this many bytes of them (the
+   * core's `outputSkippableBytes`): one round trip instead of two.
    */
   prefetchOutputBytes: number;
   /** The caller's signal, if any. */
@@ -353,9 +354,11 @@ export class DecodedAhead {
 /**
  * What a task reads before it is handed to the executor. Two-phase I/O: with a filter, only the
  * filter columns are fetched up front; the decoder asks for output pages once it knows which rows
- * survived — unless they are few (`prefetchOutputBytes`: then both phases in one read, where an
- * output column lying between two filter columns joins their request). Filter columns a worker's
- * cross-scan cache holds are not fetched at all: the task goes to that worker.
+ * survived — unless waiting could save few of them (`prefetchOutputBytes` against the core's
+ * `outputSkippableBytes`: a lookup the statistics narrowed to pages no finer than its output
+ * columns' reads them all for one match), then both phases in one read, where an output column
+ * lying between two filter columns joins their request. Filter columns a worker's cross-scan
+ * cache holds are not fetched at all: the task goes to that worker.
  */
 function readsOf(
   part: ScanPart,
@@ -365,8 +368,8 @@ function readsOf(
   const { filtered } = part.scan;
   const cacheKey = task.spec.cacheKey ?? undefined;
   const cached = cacheKey !== undefined && context.executor.holds(cacheKey);
-  const outputBytes = rangeBytes(task.outputRanges);
-  const speculate = filtered && !cached && outputBytes <= context.prefetchOutputBytes;
+  const speculate =
+    filtered && !cached && context.prefetchOutputBytes > 0 && task.outputSkippableBytes <= context.prefetchOutputBytes;
   const ranges = speculate
     ? [...task.filterRanges, ...task.outputRanges]
     : cached
