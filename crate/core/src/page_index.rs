@@ -27,6 +27,7 @@ use std::sync::OnceLock;
 
 use bytes::Bytes;
 use parquet::basic::Type;
+use parquet::errors::ParquetError;
 use parquet::file::metadata::page_index::{PageIndex, PageIndexProvider};
 use parquet::file::metadata::ParquetMetaData;
 use parquet::file::page_index::column_index::ColumnIndexMetaData;
@@ -100,12 +101,12 @@ impl FilePageIndex {
     }
 
     /// The column index of column `column_idx` of row group `row_group_idx`, decoded now if it
-    /// was not yet; `INVALID_FILE` when its bytes do not decode.
-    pub(crate) fn checked_column_index(
+    /// was not yet; why not when its bytes do not decode.
+    fn decoded_column_index(
         &self,
         row_group_idx: usize,
         column_idx: usize,
-    ) -> Result<Option<&ColumnIndexMetaData>> {
+    ) -> std::result::Result<Option<&ColumnIndexMetaData>, ParquetError> {
         if column_idx >= self.columns {
             return Ok(None);
         }
@@ -118,15 +119,8 @@ impl FilePageIndex {
             return Ok(Some(index));
         }
         let bytes = self.bytes.get(located.bytes.clone()).unwrap_or_default();
-        match decode_column_index(bytes, located.physical_type) {
-            Ok(index) => Ok(Some(cell.get_or_init(|| Box::new(index)))),
-            Err(reason) => Err(SkimError::InvalidFile {
-                detail: format!(
-                    "the column index of column {column_idx} in row group {row_group_idx} \
-                     cannot be read: {reason}"
-                ),
-            }),
-        }
+        let index = decode_column_index(bytes, located.physical_type)?;
+        Ok(Some(cell.get_or_init(|| Box::new(index))))
     }
 
     /// Column indexes decoded so far.
@@ -201,7 +195,7 @@ impl PageIndexProvider for FilePageIndex {
         row_group_idx: usize,
         column_idx: usize,
     ) -> Option<&ColumnIndexMetaData> {
-        self.checked_column_index(row_group_idx, column_idx)
+        self.decoded_column_index(row_group_idx, column_idx)
             .ok()
             .flatten()
     }
@@ -232,10 +226,25 @@ pub(crate) fn check_column_index(
     let index = metadata
         .page_index()
         .and_then(|index| index.as_any().downcast_ref::<FilePageIndex>());
-    if let Some(index) = index {
-        index.checked_column_index(row_group_idx, column_idx)?;
+    let Some(index) = index else {
+        return Ok(());
+    };
+    match index.decoded_column_index(row_group_idx, column_idx) {
+        Ok(_) => Ok(()),
+        Err(reason) => {
+            let path = metadata
+                .row_groups()
+                .get(row_group_idx)
+                .and_then(|rg| rg.columns().get(column_idx))
+                .map_or_else(|| format!("{column_idx}"), |c| c.column_path().string());
+            Err(SkimError::InvalidFile {
+                detail: format!(
+                    "the column index (page statistics) of column `{path}` (leaf {column_idx}) in \
+                     row group {row_group_idx} cannot be read: {reason}"
+                ),
+            })
+        }
     }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -352,12 +361,12 @@ mod tests {
         // Opening reads no column index: it succeeds.
         let file = open(&bytes);
         let lazy = index(&file);
-        let error = lazy.checked_column_index(0, 0).expect_err("garbage");
+        let error = check_column_index(file.metadata(), 0, 0).expect_err("garbage");
         assert_eq!(error.error_code(), ErrorCode::InvalidFile);
         assert!(
             error
                 .to_string()
-                .contains("the column index of column 0 in row group 0 cannot be read"),
+                .contains("column `id` (leaf 0) in row group 0 cannot be read"),
             "{error}"
         );
         assert_eq!(
