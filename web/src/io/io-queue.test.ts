@@ -128,6 +128,28 @@ describe('IoQueue', () => {
     expect(listeners).toBe(0);
   });
 
+  it('gives each request in flight a signal of its own: one listener each, however many are in flight', async () => {
+    // 24 requests in flight at once: on one shared signal, 24 listeners (Node warns past 10).
+    const signals: AbortSignal[] = [];
+    const hanging: RangeReader = {
+      read(_start, _end, signal) {
+        if (signal !== undefined) signals.push(signal);
+        return new Promise((_resolve, reject) => {
+          signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+        });
+      },
+    };
+    const queue = new IoQueue({ concurrency: 24, gapBytes: 0 });
+    const controller = new AbortController();
+    const ranges = Array.from({ length: 24 }, (_, i) => ({ start: i * 1000, end: i * 1000 + 10 }));
+    const batch = queue.read(hanging, ranges, controller.signal);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(new Set(signals).size).toBe(24);
+    controller.abort();
+    await expect(batch).rejects.toMatchObject({ name: 'AbortError' });
+    expect(signals.every((signal) => signal.aborted)).toBe(true);
+  });
+
   it('cancels the rest of a batch when one of its requests fails', async () => {
     const started: Array<{ start: number; signal: AbortSignal | undefined }> = [];
     const failing: RangeReader = {

@@ -66,15 +66,17 @@ export class IoQueue {
    *
    * A batch adds one listener to `signal`, however many of its requests wait for a slot (a
    * lookup's batch can be twenty requests; a listener each made Node warn of a leak, more than 10
-   * on one signal). Its requests in flight listen to a signal of the batch's own. When `signal`
-   * aborts, or one of the batch's requests fails (nobody will use the others' bytes), the batch's
-   * waiting requests leave the queue and its requests in flight are aborted.
+   * on one signal). Each request in flight gets a signal of its own, so no signal has more than
+   * one listener per request however high `concurrency` is. When `signal` aborts, or one of the
+   * batch's requests fails (nobody will use the others' bytes), the batch's waiting requests
+   * leave the queue and its requests in flight are aborted.
    */
   async read(reader: RangeReader, ranges: readonly ByteRange[], signal?: AbortSignal, cost?: IoCost): Promise<Chunk[]> {
     throwIfAborted(signal);
     const requests = coalesce(ranges, this.gapBytes, this.maxRequestBytes);
     const batch = new AbortController();
     const waits = new Set<Waiter>();
+    const inFlight = new Set<AbortController>();
     const cancel = (reason: unknown) => {
       for (const wait of waits) {
         const index = this.waiting.indexOf(wait);
@@ -83,6 +85,7 @@ export class IoQueue {
       }
       waits.clear();
       batch.abort(reason);
+      for (const request of inFlight) request.abort(reason);
     };
     const onAbort = () => {
       if (signal !== undefined) cancel(abortReason(signal));
@@ -92,11 +95,13 @@ export class IoQueue {
       return await Promise.all(
         requests.map(async (request) => {
           await this.acquire(waits);
+          const own = new AbortController();
+          inFlight.add(own);
           try {
             throwIfAborted(batch.signal);
             const started = performance.now();
             if (cost !== undefined) cost.firstSentAt ??= started;
-            const data = await reader.read(request.start, request.end, batch.signal);
+            const data = await reader.read(request.start, request.end, own.signal);
             if (cost !== undefined) {
               const now = performance.now();
               cost.firstDoneAt ??= now;
@@ -111,6 +116,7 @@ export class IoQueue {
             if (!batch.signal.aborted) cancel(new DOMException('another request of this read failed', 'AbortError'));
             throw error;
           } finally {
+            inFlight.delete(own);
             this.release();
           }
         }),
