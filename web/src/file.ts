@@ -83,7 +83,7 @@ export interface FileContext {
   readAheadBytes: number;
   /** Most decoded bytes held ahead of the consumer (see `ScanContext.readAheadDecodedBytes`). */
   readAheadDecodedBytes: number;
-  /** A filtered task's output pages up to this many bytes are fetched with its filter pages. */
+  /** See `SchedulerContext.prefetchOutputBytes`. */
   prefetchOutputBytes: number;
   /** Column chunks without an offset index worth walking (see `ReaderOptions.pageWalkMinBytes`). */
   pageWalkMinBytes: number;

@@ -88,7 +88,8 @@ export interface ReaderOptions {
    * for the filter could save at most this many bytes of them (default 1 MiB): a lookup then
    * costs one round trip, not two. Where the filter's statistics pruned part of the file, a
    * match is assumed, and what it saves is the output pages finer than one match needs (none,
-   * for a file without an offset index: whole column chunks are read); elsewhere, all of them.
+   * for a file without an offset index: whole column chunks are read) — for at most 16 times
+   * this many output bytes per scan, what a wrong assumption can cost; elsewhere, all of them.
    * 0 always waits for the filter to say which pages are needed.
    */
   prefetchOutputBytes?: number;
@@ -259,9 +260,9 @@ export const DEFAULT_READ_AHEAD_BYTES = 256 * 1024 * 1024;
 export const DEFAULT_READ_AHEAD_DECODED_BYTES = 256 * 1024 * 1024;
 
 /**
- * Default bound on a filtered task's output pages fetched with its filter pages: a round trip
- * costs more than moving that much on most networks (20 ms at 400 Mbit/s is 1 MB), and for a
- * lookup the bound is about what the second phase would fetch anyway.
+ * Default bound on the output bytes a filtered task may fetch with its filter pages that
+ * waiting for the filter would not have (all of them, or those a match would leave unread): a
+ * round trip costs more than moving that much on most networks (20 ms at 400 Mbit/s is 1 MB).
  */
 export const DEFAULT_PREFETCH_OUTPUT_BYTES = 1024 * 1024;
 

@@ -136,24 +136,27 @@ impl MetadataLoader {
                 }
             },
         };
-        let span = page_index_span(&metadata);
-        let metadata = match &span {
-            Some(span) => {
-                if self.pushed.get(span).is_none() {
+        // The span's bytes are taken once (a copy when several pushes assembled them) and shared
+        // by the page index and the regions handed to workers.
+        let (metadata, span) = match page_index_span(&metadata) {
+            Some(span) => match self.pushed.get(&span) {
+                Some(bytes) => (
+                    self.with_page_index(metadata, &span, bytes.clone())?,
+                    Some((span, bytes)),
+                ),
+                None => {
                     // Held against the file and the limits only when asked for, as arrow-rs's
                     // decoder asked for it before (pushed bytes are within the file).
-                    self.check_asked(std::slice::from_ref(span))?;
+                    self.check_asked(std::slice::from_ref(&span))?;
                     self.footer = Some(metadata);
-                    return Ok(LoadStep::NeedsRanges(vec![span.clone()]));
+                    return Ok(LoadStep::NeedsRanges(vec![span]));
                 }
-                self.with_page_index(metadata, span)?
-            }
-            None => metadata,
+            },
+            None => (metadata, None),
         };
-        let footer = footer_ranges(span, &self.pushed, self.file_len)?
-            .into_iter()
-            .map(|range| Ok((range.clone(), pushed_bytes(&self.pushed, &range)?)))
-            .collect::<Result<Vec<_>>>()?;
+        let thrift = footer_range(&self.pushed, self.file_len)?;
+        let mut footer = vec![(thrift.clone(), pushed_bytes(&self.pushed, &thrift)?)];
+        footer.extend(span);
         self.pushed = PushedBytes::default();
         ParquetFile::try_new(
             self.file_len,
@@ -170,8 +173,8 @@ impl MetadataLoader {
         &self,
         metadata: ParquetMetaData,
         span: &Range<u64>,
+        bytes: Bytes,
     ) -> Result<ParquetMetaData> {
-        let bytes = pushed_bytes(&self.pushed, span)?;
         let mut offsets =
             ParquetMetaDataPushDecoder::try_new_with_metadata(self.file_len, metadata)
                 .map_err(|e| SkimError::from_parquet("reading the page index", e))?
@@ -664,13 +667,9 @@ fn has_view_types(fields: &Fields) -> bool {
     })
 }
 
-/// The regions a worker needs to decode the same metadata: the thrift footer with its 8-byte
-/// tail, and the page index's span when the file has one.
-fn footer_ranges(
-    page_index: Option<Range<u64>>,
-    pushed: &PushedBytes,
-    file_len: u64,
-) -> Result<Vec<Range<u64>>> {
+/// The thrift footer with its 8-byte tail: with the page index's span when the file has one,
+/// the regions a worker needs to decode the same metadata.
+fn footer_range(pushed: &PushedBytes, file_len: u64) -> Result<Range<u64>> {
     // The decoder has validated the tail; read the thrift length from it again.
     let tail = pushed_bytes(pushed, &(file_len - FOOTER_TAIL_BYTES..file_len))?;
     let len_bytes: [u8; 4] = tail
@@ -678,10 +677,7 @@ fn footer_ranges(
         .and_then(|b| b.try_into().ok())
         .ok_or_else(|| SkimError::internal("footer tail shorter than 4 bytes"))?;
     let metadata_len = u64::from(u32::from_le_bytes(len_bytes));
-    let mut ranges = Vec::with_capacity(2);
-    ranges.push(file_len - FOOTER_TAIL_BYTES - metadata_len..file_len);
-    ranges.extend(page_index);
-    Ok(ranges)
+    Ok(file_len - FOOTER_TAIL_BYTES - metadata_len..file_len)
 }
 
 /// The span of every column and offset index the footer names, read as one.

@@ -176,11 +176,13 @@ pub struct ReadTask {
     /// With a filter, of `output_ranges`' bytes, those phase 2 may leave unread: the scheduler
     /// fetches the output pages with the filter pages when this is small, as waiting for the
     /// filter would save little. When the filter's statistics narrowed the scan (row groups or
-    /// pages pruned: the rows left are where its values lie), a match is assumed in each row
-    /// group left, and this is what pages finer than one match leave out — all but, in one of the
-    /// task's row groups, each output column's dictionary page and smallest data page (0 where no
-    /// offset index names the pages: phase 2 reads whole chunks). Otherwise, and for each part of
-    /// a row group split by rows, nothing says a row of the task passes: all of them.
+    /// pages pruned: the rows left are where its values lie), one match is assumed in each task,
+    /// and this is what pages finer than one match leave out — all but, in one of the task's row
+    /// groups, each output column's dictionary page and smallest data page (0 where no offset
+    /// index names the pages: phase 2 reads whole chunks). Otherwise, and for each part of a row
+    /// group split by rows, nothing says a row of the task passes: all of them. (The scheduler
+    /// bounds what a scan fetches on the assumption: it is wrong where another conjunct matches
+    /// nothing.)
     pub output_skippable_bytes: u64,
     /// Rows the task decodes (after page pruning), before filtering.
     pub rows_scanned: u64,
@@ -343,8 +345,10 @@ pub fn plan_scan_with(
             .entry(task.spec.row_group_idx)
             .or_default() += 1;
     }
+    let narrowed = narrowed(&stats);
     for task in &mut tasks {
-        if !narrowed(&stats) || parts_of_row_group[&task.spec.row_group_idx] > 1 {
+        let split = parts_of_row_group.get(&task.spec.row_group_idx) != Some(&1);
+        if !narrowed || split {
             task.output_skippable_bytes = ReadTask::bytes_of(&task.output_ranges);
         }
     }

@@ -128,6 +128,7 @@ fn output_bytes_phase_2_may_skip_are_what_one_match_leaves_out() {
         plan.stats.pages_pruned + plan.stats.row_groups_pruned_by_stats,
         0
     );
+    assert!(!plan.tasks.is_empty());
     for task in &plan.tasks {
         assert!(task.output_skippable_bytes > 0);
         assert_eq!(task.output_skippable_bytes, bytes_of(&task.output_ranges));

@@ -385,3 +385,37 @@ fn parquet_testing_slices_match_whole_chunk_reads() {
     }
     assert!(walked > 20, "only {walked} slices were walked");
 }
+
+#[test]
+fn without_an_offset_index_one_match_reads_whole_output_chunks_unless_its_row_group_is_split() {
+    let file = file(false);
+    let (parquet, _) = open(&file, 1 << 20);
+    let output = |task: &parquet_skim_core::ReadTask| -> u64 {
+        task.output_ranges.iter().map(|r| r.end - r.start).sum()
+    };
+    // `id` 4100..4200: the statistics prune the first row group; phase 2 would read the second's
+    // output chunks whole for one match, so waiting could save nothing.
+    let lookup = ScanRequest {
+        columns: Some(vec!["id".into(), "text".into()]),
+        filter: Some(
+            parquet_skim_core::filter::parse_sql("id BETWEEN 4100 AND 4200").expect("filter"),
+        ),
+        ..ScanRequest::default()
+    };
+    let plan = plan_scan(&parquet, &lookup).expect("plan");
+    assert_eq!(plan.stats.row_groups_pruned_by_stats, 1);
+    assert_eq!(plan.tasks.len(), 1);
+    assert!(output(&plan.tasks[0]) > 0);
+    assert_eq!(plan.tasks[0].output_skippable_bytes, 0);
+    // The same row group split by rows: each part lists the whole chunks, and the match lies in
+    // one part only.
+    let split = ScanRequest {
+        target_task_rows: Some(1_000),
+        ..lookup
+    };
+    let plan = plan_scan(&parquet, &split).expect("plan");
+    assert!(plan.tasks.len() > 1);
+    for task in &plan.tasks {
+        assert_eq!(task.output_skippable_bytes, output(task));
+    }
+}

@@ -178,9 +178,9 @@ impl JsFile {
 
     /// Plans a scan. `request` is a `ScanRequest` as JSON (columns, offset, limit, batch size,
     /// filter, `limits`, cache settings); returns the `ReadPlan` as JSON: `{scan, tasks: [{spec,
-    /// filterRanges, outputRanges, rowsScanned}], rows, offset, limit, stats}` — `scan` is what
-    /// every task shares (bound once per thread by `new Scan(file, scan)`), a task's `spec` only
-    /// what differs (`new Task(scan, spec)`).
+    /// filterRanges, outputRanges, outputSkippableBytes, rowsScanned}], rows, offset, limit,
+    /// stats}` — `scan` is what every task shares (bound once per thread by `new Scan(file,
+    /// scan)`), a task's `spec` only what differs (`new Task(scan, spec)`).
     #[wasm_bindgen(js_name = planScan)]
     pub fn plan_scan(&self, request: &str) -> Result<String, JsValue> {
         let request: ScanRequest = js_result(parse_json("scan options", request))?;

@@ -290,6 +290,30 @@ describe('runPlan', () => {
     expect(await reads(1001)).toEqual([[0, 100]]);
   });
 
+  it('fetches at most 16 × prefetchOutputBytes per scan up front on the assumption of a match', async () => {
+    const { reader, requests } = recordingReader();
+    const { executor } = fakeExecutor();
+    // Ten tasks, 3000 output bytes each that one match reads whole (skippable 0), over a
+    // `prefetchOutputBytes` of 1000: the budget of 16,000 admits five.
+    const tasks = Array.from({ length: 10 }, (_, i) =>
+      task(i, {
+        filter: [[i * 10_000, i * 10_000 + 100]],
+        output: [[i * 10_000 + 100, i * 10_000 + 3100]],
+        skippable: 0,
+      }),
+    );
+    const ctx = context(executor, reader, { scan: FILTERED, prefetchOutputBytes: 1000 });
+    for await (const _ of runPlan(plan(tasks), ctx)) {
+      // drain
+    }
+    const upFront = tasks.filter((_, i) =>
+      requests.some(([start, end]) => start === i * 10_000 && end === i * 10_000 + 3100),
+    );
+    expect(upFront.map((t) => t.spec.taskIdx)).toEqual([0, 1, 2, 3, 4]);
+    // The others read their filter pages alone.
+    for (let i = 5; i < 10; i++) expect(requests).toContainEqual([i * 10_000, i * 10_000 + 100]);
+  });
+
   it('bounds read-ahead in fetched bytes: a slow consumer has at most that many planned bytes in flight', async () => {
     const { reader } = recordingReader();
     const { executor, started } = fakeExecutor({ tasksAlive: 16 });

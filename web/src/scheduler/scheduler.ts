@@ -77,8 +77,10 @@ export interface SchedulerContext {
   readAheadDecodedBytes: number;
   /**
    * With a filter, a task's output pages (the plan's upper bound) are fetched together with its
-   * filter pages when waiting for the filter could save at most this many bytes of them (the
-   * core's `outputSkippableBytes`): one round trip instead of two.
+   * filter pages when they take at most this many bytes, or when waiting for the filter could
+   * save at most this many of them (the core's `outputSkippableBytes`, which assumes a match) —
+   * the latter for at most {@link SPECULATION_BUDGET_FACTOR} times this many output bytes per
+   * scan: one round trip instead of two.
    */
   prefetchOutputBytes: number;
   /** The caller's signal, if any. */
@@ -352,11 +354,42 @@ export class DecodedAhead {
 }
 
 /**
+ * Output bytes per byte of `prefetchOutputBytes` a scan may fetch up front on the assumption of a
+ * match ({@link readsOf}): what it can lose when the assumption is wrong — a filter whose
+ * statistics narrowed the file, and another conjunct that matches nothing in the row groups left
+ * (e.g. a key range and a rare `LIKE`, on a file without an offset index: whole output chunks).
+ */
+export const SPECULATION_BUDGET_FACTOR = 16;
+
+/** Per scan (its context): output bytes admitted on the assumption of a match so far. */
+const speculated = new WeakMap<SchedulerContext, number>();
+/** Per task: whether it was admitted (asked again by neighbour grouping and by its own run). */
+const admitted = new WeakMap<PlannedTask, boolean>();
+
+/**
+ * Whether `task`'s output pages are read with its filter pages though they take more than
+ * `prefetchOutputBytes`: waiting could save at most that many of them (the core's
+ * `outputSkippableBytes`), and the scan's budget has room for them.
+ */
+function assumesMatch(task: PlannedTask, outputBytes: number, context: SchedulerContext): boolean {
+  let answer = admitted.get(task);
+  if (answer === undefined) {
+    const spent = speculated.get(context) ?? 0;
+    answer =
+      task.outputSkippableBytes <= context.prefetchOutputBytes &&
+      spent + outputBytes <= SPECULATION_BUDGET_FACTOR * context.prefetchOutputBytes;
+    if (answer) speculated.set(context, spent + outputBytes);
+    admitted.set(task, answer);
+  }
+  return answer;
+}
+
+/**
  * What a task reads before it is handed to the executor. Two-phase I/O: with a filter, only the
  * filter columns are fetched up front; the decoder asks for output pages once it knows which rows
- * survived — unless waiting could save few of them (`prefetchOutputBytes` against the core's
- * `outputSkippableBytes`: a lookup the statistics narrowed to pages no finer than its output
- * columns' reads them all for one match), then both phases in one read, where an output column
+ * survived — unless they are few (`prefetchOutputBytes`), or waiting could save few of them
+ * ({@link assumesMatch}: a lookup the statistics narrowed to pages no finer than its output
+ * columns' reads them all for one match); then both phases in one read, where an output column
  * lying between two filter columns joins their request. Filter columns a worker's cross-scan
  * cache holds are not fetched at all: the task goes to that worker.
  */
@@ -368,8 +401,12 @@ function readsOf(
   const { filtered } = part.scan;
   const cacheKey = task.spec.cacheKey ?? undefined;
   const cached = cacheKey !== undefined && context.executor.holds(cacheKey);
+  const outputBytes = rangeBytes(task.outputRanges);
   const speculate =
-    filtered && !cached && context.prefetchOutputBytes > 0 && task.outputSkippableBytes <= context.prefetchOutputBytes;
+    filtered &&
+    !cached &&
+    context.prefetchOutputBytes > 0 &&
+    (outputBytes <= context.prefetchOutputBytes || assumesMatch(task, outputBytes, context));
   const ranges = speculate
     ? [...task.filterRanges, ...task.outputRanges]
     : cached
