@@ -19,6 +19,20 @@ function recordingReader(size: number, delayMs: number) {
   return { reader, state };
 }
 
+/** A reader whose reads end only when their signal aborts; records each read's signal. */
+function hangingReader() {
+  const signals: AbortSignal[] = [];
+  const reader: RangeReader = {
+    read(_start, _end, signal) {
+      if (signal !== undefined) signals.push(signal);
+      return new Promise((_resolve, reject) => {
+        signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+      });
+    },
+  };
+  return { reader, signals };
+}
+
 describe('IoQueue', () => {
   it('coalesces, returns the bytes read, and counts cost', async () => {
     const { reader, state } = recordingReader(10_000, 1);
@@ -99,15 +113,7 @@ describe('IoQueue', () => {
       remove(...args);
     }) as typeof remove;
     // Requests that end only when their signal aborts: two in flight, eighteen waiting for a slot.
-    const started: AbortSignal[] = [];
-    const hanging: RangeReader = {
-      read(_start, _end, signal) {
-        if (signal !== undefined) started.push(signal);
-        return new Promise((_resolve, reject) => {
-          signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
-        });
-      },
-    };
+    const { reader: hanging, signals: started } = hangingReader();
     const queue = new IoQueue({ concurrency: 2, gapBytes: 0 });
     const ranges = Array.from({ length: 20 }, (_, i) => ({ start: i * 1000, end: i * 1000 + 10 }));
     const batch = queue.read(hanging, ranges, controller.signal);
@@ -130,15 +136,7 @@ describe('IoQueue', () => {
 
   it('gives each request in flight a signal of its own: one listener each, however many are in flight', async () => {
     // 24 requests in flight at once: on one shared signal, 24 listeners (Node warns past 10).
-    const signals: AbortSignal[] = [];
-    const hanging: RangeReader = {
-      read(_start, _end, signal) {
-        if (signal !== undefined) signals.push(signal);
-        return new Promise((_resolve, reject) => {
-          signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
-        });
-      },
-    };
+    const { reader: hanging, signals } = hangingReader();
     const queue = new IoQueue({ concurrency: 24, gapBytes: 0 });
     const controller = new AbortController();
     const ranges = Array.from({ length: 24 }, (_, i) => ({ start: i * 1000, end: i * 1000 + 10 }));
