@@ -656,7 +656,9 @@ export class Dataset {
     try {
       throwIfAborted(signal);
       const partsExpected = running.prunedByPartition.filter((pruned) => !pruned).length;
-      const context = { ...this.context.scheduler, signal, partsExpected };
+      // Files opened only to read ahead stay within the half of footerMemoryBytes a run may hold.
+      const mayPullAhead = () => this.held.hasRoom();
+      const context = { ...this.context.scheduler, signal, partsExpected, mayPullAhead };
       for await (const outcome of runParts(this.parts(running), spec.limited, context)) {
         const state = running.states.get(outcome.part) as PartState;
         sync();

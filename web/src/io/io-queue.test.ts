@@ -174,4 +174,45 @@ describe('IoQueue', () => {
     ]);
     expect(state.peak).toBe(2);
   });
+
+  it('gives a prefetch a slot only when no other request waits for one', async () => {
+    const { reader, state } = recordingReader(100_000, 5);
+    const queue = new IoQueue({ concurrency: 1, gapBytes: 0 });
+    const order: string[] = [];
+    const read = (name: string, start: number, prefetch: boolean) =>
+      queue.read(reader, [{ start, end: start + 10 }], undefined, undefined, { prefetch }).then(() => order.push(name));
+    // One slot: `first` takes it; the prefetch queued before `second` still goes after it.
+    const reads = [read('first', 0, false), read('prefetch', 1000, true), read('second', 2000, false)];
+    await Promise.all(reads);
+    expect(order).toEqual(['first', 'second', 'prefetch']);
+    expect(state.calls).toEqual([
+      [0, 10],
+      [2000, 2010],
+      [1000, 1010],
+    ]);
+    // With a slot free and nothing waiting, a prefetch starts at once.
+    const idle = new IoQueue({ concurrency: 2, gapBytes: 0 });
+    await idle.read(reader, [{ start: 3000, end: 3010 }], undefined, undefined, { prefetch: true });
+    expect(state.calls.at(-1)).toEqual([3000, 3010]);
+  });
+
+  it('takes an aborted prefetch out of the queue without touching the other waiters', async () => {
+    const { reader, signals } = hangingReader();
+    const queue = new IoQueue({ concurrency: 1, gapBytes: 0 });
+    const holder = new AbortController();
+    const held = queue.read(reader, [{ start: 0, end: 10 }], holder.signal);
+    const prefetching = new AbortController();
+    const prefetch = queue.read(reader, [{ start: 100, end: 110 }], prefetching.signal, undefined, { prefetch: true });
+    const waiting = new AbortController();
+    const normal = queue.read(reader, [{ start: 200, end: 210 }], waiting.signal);
+    prefetching.abort(new DOMException('done', 'AbortError'));
+    await expect(prefetch).rejects.toThrow('done');
+    // The slot frees: the normal read, not the aborted prefetch, gets it.
+    holder.abort(new DOMException('first', 'AbortError'));
+    await expect(held).rejects.toThrow('first');
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(signals).toHaveLength(2);
+    waiting.abort(new DOMException('second', 'AbortError'));
+    await expect(normal).rejects.toThrow('second');
+  });
 });

@@ -2,7 +2,10 @@
  * The I/O queue: every byte a scan reads goes through here.
  *
  * It coalesces each batch of wanted ranges ({@link coalesce}) and keeps at most `concurrency`
- * requests in flight across all scans of a reader, independent of how many workers decode. The
+ * requests in flight across all scans of a reader, independent of how many workers decode. A
+ * batch may be a prefetch (`{ prefetch: true }`: bytes of tasks not yet running): its requests
+ * take a slot only when no other request waits for one, so they fill the transport's idle time
+ * and never delay the reads of tasks that run (their phase-2 pages). The
  * requests themselves are a source's (`source.ts`: `fetch` with a checked `Range`, a
  * `Blob` slice, or a copy of bytes), which also keeps the request log.
  */
@@ -13,6 +16,11 @@ import { type ByteRange, coalesce, DEFAULT_GAP_BYTES, DEFAULT_MAX_REQUEST_BYTES 
 /** Something that reads bytes `start..end` (a `Source`); aborting `signal` aborts the read. */
 export interface RangeReader {
   read(start: number, end: number, signal?: AbortSignal): Promise<Uint8Array>;
+  /**
+   * Whether its reads cross a network (an HTTP source): only such reads are worth starting
+   * ahead of the tasks that need them (the scheduler's prefetch).
+   */
+  readonly remote?: boolean;
 }
 
 /** I/O policy. */
@@ -49,6 +57,8 @@ export class IoQueue {
   private readonly maxRequestBytes: number;
   private active = 0;
   private readonly waiting: Waiter[] = [];
+  /** Prefetch requests waiting: granted only when {@link waiting} is empty. */
+  private readonly waitingPrefetch: Waiter[] = [];
 
   constructor(options: IoOptions = {}) {
     this.concurrency = positiveInteger('ioConcurrency', options.concurrency ?? 6);
@@ -71,16 +81,23 @@ export class IoQueue {
    * batch's requests fails (nobody will use the others' bytes), the batch's waiting requests
    * leave the queue and its requests in flight are aborted.
    */
-  async read(reader: RangeReader, ranges: readonly ByteRange[], signal?: AbortSignal, cost?: IoCost): Promise<Chunk[]> {
+  async read(
+    reader: RangeReader,
+    ranges: readonly ByteRange[],
+    signal?: AbortSignal,
+    cost?: IoCost,
+    { prefetch = false }: { prefetch?: boolean } = {},
+  ): Promise<Chunk[]> {
     throwIfAborted(signal);
+    const queue = prefetch ? this.waitingPrefetch : this.waiting;
     const requests = coalesce(ranges, this.gapBytes, this.maxRequestBytes);
     const batch = new AbortController();
     const waits = new Set<Waiter>();
     const inFlight = new Set<AbortController>();
     const cancel = (reason: unknown) => {
       for (const wait of waits) {
-        const index = this.waiting.indexOf(wait);
-        if (index >= 0) this.waiting.splice(index, 1);
+        const index = queue.indexOf(wait);
+        if (index >= 0) queue.splice(index, 1);
         wait.reject(reason);
       }
       waits.clear();
@@ -94,7 +111,7 @@ export class IoQueue {
     try {
       return await Promise.all(
         requests.map(async (request) => {
-          await this.acquire(waits);
+          await this.acquire(waits, queue);
           const own = new AbortController();
           inFlight.add(own);
           try {
@@ -126,9 +143,11 @@ export class IoQueue {
     }
   }
 
-  /** A slot now, or a place in the queue, recorded in `waits` (its batch's) until granted. */
-  private acquire(waits: Set<Waiter>): Promise<void> {
-    if (this.active < this.concurrency) {
+  /** A slot now, or a place in `queue`, recorded in `waits` (its batch's) until granted. */
+  private acquire(waits: Set<Waiter>, queue: Waiter[]): Promise<void> {
+    // A prefetch takes a free slot only when nothing else waits for one.
+    const free = this.active < this.concurrency && (queue === this.waiting || this.waiting.length === 0);
+    if (free) {
       this.active += 1;
       return Promise.resolve();
     }
@@ -142,13 +161,13 @@ export class IoQueue {
         reject,
       };
       waits.add(wait);
-      this.waiting.push(wait);
+      queue.push(wait);
     });
   }
 
   private release(): void {
     this.active -= 1;
-    this.waiting.shift()?.grant();
+    (this.waiting.shift() ?? this.waitingPrefetch.shift())?.grant();
   }
 }
 

@@ -105,6 +105,8 @@ abstract class BaseSource implements Source {
 
 /** A file served over HTTP(S). */
 export class HttpSource extends BaseSource {
+  /** Its reads cross a network: worth starting ahead of the tasks that need them. */
+  readonly remote = true;
   private suffixRefused: string | undefined;
 
   constructor(

@@ -5,6 +5,7 @@ import {
   DecodedAhead,
   type PhaseCosts,
   type PlannedTask,
+  PREFETCH_BYTES,
   PRIOR_DECODED_PER_PLANNED,
   type ReadPlan,
   runParts,
@@ -346,6 +347,103 @@ describe('runPlan', () => {
     const rest: number[] = [];
     for await (const result of { [Symbol.asyncIterator]: () => scan }) rest.push(result.rows);
     expect([...rows, ...rest]).toEqual(Array.from({ length: 12 }, (_, i) => i));
+  });
+
+  it('over HTTP, reads the tasks after a full window ahead, within PREFETCH_BYTES and readAheadBytes', async () => {
+    const run = async (options: { remote: boolean; limit?: number; readAheadBytes?: number; taskBytes?: number }) => {
+      const requests: Array<[number, number]> = [];
+      const reader: RangeReader = {
+        remote: options.remote,
+        async read(start, end) {
+          requests.push([start, end]);
+          await new Promise((resolve) => setTimeout(resolve, 1));
+          const data = new Uint8Array(end - start);
+          data[0] = start % 251;
+          return data;
+        },
+      };
+      // One task at a time (a window of two), each taking 20 ms to decode.
+      const { executor, started, jobs } = fakeExecutor({ tasksAlive: 1, delayMs: () => 20 });
+      const size = options.taskBytes ?? 1000;
+      const stride = 2 * size;
+      const tasks = Array.from({ length: 12 }, (_, i) => task(i, { output: [[i * stride, i * stride + size]] }));
+      const overrides = options.readAheadBytes === undefined ? {} : { readAheadBytes: options.readAheadBytes };
+      const scan = runPlan(plan(tasks, options.limit ?? null), context(executor, reader, overrides));
+      const first = scan.next();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      const early = { requested: requests.length, started: started.length };
+      await first;
+      for await (const _ of { [Symbol.asyncIterator]: () => scan }) {
+        // drain
+      }
+      return { early, requests, jobs, stride };
+    };
+    // Before the first task is decoded, the reads of all twelve tasks are out; two were handed over.
+    const http = await run({ remote: true });
+    expect(http.early).toEqual({ requested: 12, started: 2 });
+    // Each task still gets exactly its own bytes, read once.
+    expect(http.requests).toHaveLength(12);
+    for (const job of http.jobs) {
+      const i = (JSON.parse(job.spec) as { taskIdx: number }).taskIdx;
+      expect(job.chunks.map((c) => [c.start, c.data.byteLength, c.data[0]])).toEqual([
+        [i * http.stride, 1000, (i * http.stride) % 251],
+      ]);
+    }
+    // Within readAheadBytes: the window's 2,000 bytes and two tasks more.
+    expect((await run({ remote: true, readAheadBytes: 4000 })).early.requested).toBe(4);
+    // Within PREFETCH_BYTES: tasks of an eighth of it, eight ahead of the window's two.
+    expect((await run({ remote: true, taskBytes: PREFETCH_BYTES / 8 })).early.requested).toBe(10);
+    // Not from memory or a local file, and not for a limit over a filter (it may end at any task).
+    expect((await run({ remote: false })).early.requested).toBe(2);
+    expect((await run({ remote: true, limit: 5 })).early.requested).toBe(1);
+  });
+
+  it('pulls parts only to read ahead when the scan may hold them (a dataset’s footer budget)', async () => {
+    const run = async (mayPullAhead: boolean) => {
+      const { reader, requests } = recordingReader();
+      const remote: RangeReader = { read: reader.read.bind(reader), remote: true };
+      const { executor } = fakeExecutor({ tasksAlive: 1, delayMs: () => 20 });
+      const base = context(executor, remote, { mayPullAhead: () => mayPullAhead });
+      let pulled = 0;
+      async function* parts(): AsyncGenerator<ScanPart> {
+        for (let i = 0; i < 6; i++) {
+          pulled += 1;
+          yield { ...base, tasks: [task(i, { output: [[i * 10_000, i * 10_000 + 100]] })] };
+        }
+      }
+      const scan = runParts(parts(), false, base);
+      const first = scan.next();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      const early = { pulled, requested: requests.length };
+      await first;
+      await scan.return(undefined);
+      return early;
+    };
+    // A file each: the window's two, then the other four to read ahead — or not pulled at all.
+    expect(await run(true)).toEqual({ pulled: 6, requested: 6 });
+    expect(await run(false)).toEqual({ pulled: 2, requested: 2 });
+  });
+
+  it('aborts the reads it started ahead when the consumer returns early', async () => {
+    const signals: AbortSignal[] = [];
+    const reader: RangeReader = {
+      remote: true,
+      read(start, end, signal) {
+        if (signal !== undefined) signals.push(signal);
+        // The first two tasks' bytes arrive; the reads ahead of them never end unless aborted.
+        if (start < 20_000) return Promise.resolve(new Uint8Array(end - start));
+        return new Promise((_resolve, reject) => {
+          signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+        });
+      },
+    };
+    const { executor } = fakeExecutor({ tasksAlive: 1, delayMs: () => 5 });
+    const tasks = Array.from({ length: 6 }, (_, i) => task(i, { output: [[i * 10_000, i * 10_000 + 1000]] }));
+    const scan = runPlan(plan(tasks), context(executor, reader));
+    await scan.next();
+    expect(signals).toHaveLength(6);
+    await scan.return(undefined);
+    expect(signals.slice(2).every((signal) => signal.aborted)).toBe(true);
   });
 
   it('tells the executor what the scan plans before fetching', async () => {

@@ -11,7 +11,9 @@
  * the page. At least one task always runs. Two kinds of read serve several tasks: small
  * neighbouring tasks (row groups of a few hundred rows) read together ({@link neighbourReadGroup}),
  * and a range several tasks list (a row group split where no offset index names its pages) is
- * read once ({@link SharedReads}). Results are yielded
+ * read once ({@link SharedReads}). I/O runs ahead of decoding: while the window is full, the
+ * reads of the tasks after it start as prefetches (up to {@link PREFETCH_BYTES} of them, within
+ * `readAheadBytes`), which take only the I/O queue's idle slots. Results are yielded
  * strictly in plan order even when tasks finish out of order. The generator is lazy: a consumer
  * that stops pulling stops new fetches, and one that returns early aborts what is in flight.
  */
@@ -91,6 +93,11 @@ export interface SchedulerContext {
    * this (see `KnownTasks.queryBytes`). Unknown: as unbounded.
    */
   partsExpected?: number;
+  /**
+   * Whether a part may be pulled only to start its reads ahead ({@link PREFETCH_BYTES}); absent:
+   * yes. A dataset says no when opening another file would hold more footers than it may.
+   */
+  mayPullAhead?: () => boolean;
 }
 
 /** What a scan of one file needs to run: the shared context and its one part (less its tasks). */
@@ -114,6 +121,16 @@ export const PRIOR_DECODED_PER_PLANNED = 4;
 export const NEIGHBOUR_TASK_BYTES = 1024 * 1024;
 /** Most planned bytes of the tasks sharing one read. */
 export const NEIGHBOUR_READ_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Most planned bytes read ahead of the tasks in flight ({@link runParts}), over HTTP. The window
+ * of tasks in flight is sized for the workers (`tasksAlive + 1`), not for the transport: when
+ * tasks are big and few, its reads alone leave the connection idle while the workers decode.
+ * TPC-H Q6 over pyarrow's hive-partitioned lineitem (one 3.7 MB task per file, 12 files) fetched
+ * five files, then one more each time a task finished, and the transport idled for most of the
+ * scan's second half. Prefetched bytes wait in the page until their task runs; this bounds them.
+ */
+export const PREFETCH_BYTES = 64 * 1024 * 1024;
 
 /** `plan`'s scan as task hosts get it: its id (given when it was planned) and its spec as JSON. */
 export function scanRef(plan: ReadPlan): ScanRef {
@@ -142,8 +159,9 @@ export async function* runPlan(plan: ReadPlan, context: ScanContext): AsyncGener
 /**
  * Runs the tasks of `parts` as one scan, yielding each task's outcome in order (part by part, task
  * by task). The next part is pulled only when the window has room for its tasks and every task
- * known so far has been launched, so a `limited` scan (a `limit` over a filter: how many tasks it
- * needs is unknown) that ends early never plans the parts after it.
+ * known so far has been launched, or, in a scan that is not `limited`, when the reads of the
+ * tasks after the window may start ({@link PREFETCH_BYTES}); so a `limited` scan (a `limit` over
+ * a filter: how many tasks it needs is unknown) that ends early never plans the parts after it.
  */
 export async function* runParts(
   parts: AsyncIterator<ScanPart>,
@@ -168,6 +186,25 @@ export async function* runParts(
   const decoded = new DecodedAhead();
   let launched = 0;
   let bytesAhead = 0;
+  // Tasks launched..prefetchedTo have their reads started ahead (in neighbourReads), for
+  // prefetchedBytes of planned bytes.
+  let prefetchedTo = 0;
+  let prefetchedBytes = 0;
+  /** Starts the reads of the tasks after the window, within the prefetch and read-ahead bounds. */
+  const prefetch = async () => {
+    for (;;) {
+      const index = Math.max(launched, prefetchedTo);
+      if (index === known.length && (context.mayPullAhead?.() === false || !(await tasks.pull()))) return;
+      const { part, bytes } = known[index] as (typeof known)[number];
+      if (part.reader.remote !== true || (part.held?.length ?? 0) > 0) return;
+      if (prefetchedBytes + bytes > PREFETCH_BYTES || bytesAhead + prefetchedBytes + bytes > context.readAheadBytes)
+        return;
+      if (!neighbourReads.has(index)) startNeighbourRead(known, index, context, signal, neighbourReads, true);
+      if (!neighbourReads.has(index)) startOwnRead(known, index, context, signal, neighbourReads);
+      prefetchedTo = index + 1;
+      prefetchedBytes += bytes;
+    }
+  };
   try {
     for (let next = 0; ; next++) {
       while (launched - next < window) {
@@ -179,6 +216,7 @@ export async function* runParts(
         if (launched > next && decoded.ahead() + decoded.estimate(bytes) > context.readAheadDecodedBytes) break;
         bytesAhead += bytes;
         const index = launched;
+        if (index < prefetchedTo) prefetchedBytes -= bytes;
         decoded.launch(index, bytes);
         if (!neighbourReads.has(index)) startNeighbourRead(known, index, context, signal, neighbourReads);
         const neighbours = neighbourReads.get(index);
@@ -191,6 +229,7 @@ export async function* runParts(
         launched += 1;
       }
       if (next === launched) break;
+      if (!limited) await prefetch();
       const { part, task, bytes } = known[next] as (typeof known)[number];
       let outcome: PartOutcome;
       try {
@@ -212,7 +251,7 @@ export async function* runParts(
   } finally {
     context.signal?.removeEventListener('abort', onOuterAbort);
     // Early return or failure: stop fetching and decoding whatever is still in flight.
-    if (launched > 0 && running.some((p) => p !== undefined)) {
+    if ((launched > 0 && running.some((p) => p !== undefined)) || neighbourReads.size > 0) {
       internal.abort(new DOMException('scan ended early', 'AbortError'));
     }
     tasks.closeAll();
@@ -292,20 +331,46 @@ class KnownTasks {
   }
 }
 
-/** Starts the read task `index` shares with its small neighbours, if it shares one ({@link neighbourReadGroup}). */
+/**
+ * Starts the read task `index` shares with its small neighbours, if it shares one
+ * ({@link neighbourReadGroup}); as a prefetch (the I/O queue's idle slots only) when `prefetch`.
+ */
 function startNeighbourRead(
   known: KnownTasks['known'],
   index: number,
   context: SchedulerContext,
   signal: AbortSignal,
   neighbourReads: Map<number, Promise<Chunk[]>>,
+  prefetch = false,
 ): void {
   const group = neighbourReadGroup(known, index, context);
   if (group.indexes.length <= 1) return;
   const { part, task } = known[index] as KnownTasks['known'][number];
-  const read = context.io.read(part.reader, group.ranges, signal, part.cost[readsOf(part, task, context).phase]);
+  const cost = part.cost[readsOf(part, task, context).phase];
+  const read = context.io.read(part.reader, group.ranges, signal, cost, { prefetch });
   read.catch(() => undefined);
   for (const k of group.indexes) neighbourReads.set(k, read);
+}
+
+/**
+ * Starts task `index`'s own reads ahead of its launch, as a prefetch. Ranges other tasks of its
+ * part list too go through the part's {@link SharedReads}, so they are still read once.
+ */
+function startOwnRead(
+  known: KnownTasks['known'],
+  index: number,
+  context: SchedulerContext,
+  signal: AbortSignal,
+  neighbourReads: Map<number, Promise<Chunk[]>>,
+): void {
+  const { part, task, reads } = known[index] as KnownTasks['known'][number];
+  const { ranges, phase } = readsOf(part, task, context);
+  if (ranges.length === 0) return;
+  const read = reads
+    .read(ranges, (wanted) => context.io.read(part.reader, wanted, signal, part.cost[phase], { prefetch: true }))
+    .then((r) => r.chunks);
+  read.catch(() => undefined);
+  neighbourReads.set(index, read);
 }
 
 /**
