@@ -75,7 +75,10 @@ export interface ReaderOptions {
   coalesceGapBytes?: number;
   /** Largest coalesced request (default 16 MiB). */
   maxRequestBytes?: number;
-  /** Most planned bytes a scan fetches ahead of its consumer (default 256 MiB). */
+  /**
+   * Most planned bytes a scan fetches ahead of its consumer (default 256 MiB). Over HTTP, the
+   * reads of tasks not yet running start up to 64 MiB ahead of them, within this.
+   */
   readAheadBytes?: number;
   /**
    * Most decoded bytes (Arrow IPC) a scan holds ahead of its consumer: results not yet taken,
