@@ -14,7 +14,8 @@
  * file's own filter, planned by the core with its statistics, page index and bloom filters. The
  * files' tasks go into one scheduler ({@link runParts}): one window of tasks in flight, one I/O
  * queue, one worker pool and cache budget for the whole dataset. A file is planned only when the
- * window reaches it, so a `limit` stops planning (and fetching) the files after it; without a
+ * window reaches it, or, without a limit, to read its bytes ahead of the tasks in flight (while
+ * `footerMemoryBytes` has room for it), so a `limit` stops planning (and fetching) the files after it; without a
  * filter, a `limit`/`offset` is placed in files by their row counts, from the footers.
  *
  * Every batch is brought to the dataset's schema (`conformBatch`): widened types, nulls for

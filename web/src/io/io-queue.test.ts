@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ParquetSkimError } from '../errors.js';
-import { IoQueue, type RangeReader } from './io-queue.js';
+import { IoQueue, Prefetch, type RangeReader } from './io-queue.js';
 
 /** A reader over `size` bytes (byte i = i % 256) that records concurrency. */
 function recordingReader(size: number, delayMs: number) {
@@ -175,44 +175,104 @@ describe('IoQueue', () => {
     expect(state.peak).toBe(2);
   });
 
-  it('gives a prefetch a slot only when no other request waits for one', async () => {
+  it('gives a prefetch a slot only when no other request waits, and never the last free one', async () => {
     const { reader, state } = recordingReader(100_000, 5);
     const queue = new IoQueue({ concurrency: 1, gapBytes: 0 });
     const order: string[] = [];
-    const read = (name: string, start: number, prefetch: boolean) =>
-      queue.read(reader, [{ start, end: start + 10 }], undefined, undefined, { prefetch }).then(() => order.push(name));
+    const read = (q: IoQueue, name: string, start: number, prefetch?: Prefetch) =>
+      q.read(reader, [{ start, end: start + 10 }], undefined, undefined, prefetch).then(() => order.push(name));
     // One slot: `first` takes it; the prefetch queued before `second` still goes after it.
-    const reads = [read('first', 0, false), read('prefetch', 1000, true), read('second', 2000, false)];
-    await Promise.all(reads);
-    expect(order).toEqual(['first', 'second', 'prefetch']);
-    expect(state.calls).toEqual([
-      [0, 10],
-      [2000, 2010],
-      [1000, 1010],
+    await Promise.all([
+      read(queue, 'first', 0),
+      read(queue, 'prefetch', 1000, new Prefetch()),
+      read(queue, 'second', 2000),
     ]);
-    // With a slot free and nothing waiting, a prefetch starts at once.
-    const idle = new IoQueue({ concurrency: 2, gapBytes: 0 });
-    await idle.read(reader, [{ start: 3000, end: 3010 }], undefined, undefined, { prefetch: true });
-    expect(state.calls.at(-1)).toEqual([3000, 3010]);
+    expect(order).toEqual(['first', 'second', 'prefetch']);
+    // Three slots: prefetches hold two at most; the third is there for a running task's request.
+    const three = new IoQueue({ concurrency: 3, gapBytes: 0 });
+    state.peak = 0;
+    const ahead = new Prefetch();
+    const prefetches = three.read(
+      reader,
+      Array.from({ length: 6 }, (_, i) => ({ start: 10_000 + i * 1000, end: 10_000 + i * 1000 + 10 })),
+      undefined,
+      undefined,
+      ahead,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    expect(state.active).toBe(2);
+    const calls = state.calls.length;
+    await three.read(reader, [{ start: 50_000, end: 50_010 }]);
+    // It started at once, beside the two prefetches.
+    expect(state.calls[calls]).toEqual([50_000, 50_010]);
+    await prefetches;
+    expect(state.peak).toBe(3);
   });
 
-  it('takes an aborted prefetch out of the queue without touching the other waiters', async () => {
+  it('promotes a prefetch whose task started: its waiting requests go ahead of the others', async () => {
+    const { reader, state } = recordingReader(100_000, 5);
+    const queue = new IoQueue({ concurrency: 1, gapBytes: 0 });
+    const blocker = queue.read(reader, [{ start: 0, end: 10 }]);
+    const ahead = new Prefetch();
+    const prefetched = queue.read(reader, [{ start: 1000, end: 1010 }], undefined, undefined, ahead);
+    const other = queue.read(reader, [{ start: 2000, end: 2010 }]);
+    queue.promote(ahead);
+    await Promise.all([blocker, prefetched, other]);
+    expect(state.calls).toEqual([
+      [0, 10],
+      [1000, 1010],
+      [2000, 2010],
+    ]);
+  });
+
+  it('takes an aborted prefetch out of its queue: the slot goes to the next request, which completes', async () => {
     const { reader, signals } = hangingReader();
     const queue = new IoQueue({ concurrency: 1, gapBytes: 0 });
     const holder = new AbortController();
     const held = queue.read(reader, [{ start: 0, end: 10 }], holder.signal);
     const prefetching = new AbortController();
-    const prefetch = queue.read(reader, [{ start: 100, end: 110 }], prefetching.signal, undefined, { prefetch: true });
-    const waiting = new AbortController();
-    const normal = queue.read(reader, [{ start: 200, end: 210 }], waiting.signal);
+    const prefetch = queue.read(reader, [{ start: 100, end: 110 }], prefetching.signal, undefined, new Prefetch());
     prefetching.abort(new DOMException('done', 'AbortError'));
     await expect(prefetch).rejects.toThrow('done');
-    // The slot frees: the normal read, not the aborted prefetch, gets it.
     holder.abort(new DOMException('first', 'AbortError'));
     await expect(held).rejects.toThrow('first');
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    expect(signals).toHaveLength(2);
-    waiting.abort(new DOMException('second', 'AbortError'));
-    await expect(normal).rejects.toThrow('second');
+    expect(signals).toHaveLength(1);
+    // Nothing of the aborted prefetch holds the one slot.
+    const { reader: working } = recordingReader(100_000, 1);
+    const chunks = await queue.read(working, [{ start: 200, end: 210 }], undefined, undefined, new Prefetch());
+    expect(chunks[0]?.start).toBe(200);
+  });
+
+  it('adds one listener to a signal however many batches read with it, and removes it after the last', async () => {
+    const controller = new AbortController();
+    let listeners = 0;
+    let peak = 0;
+    const add = controller.signal.addEventListener.bind(controller.signal);
+    const remove = controller.signal.removeEventListener.bind(controller.signal);
+    controller.signal.addEventListener = ((...args: Parameters<typeof add>) => {
+      listeners += 1;
+      peak = Math.max(peak, listeners);
+      add(...args);
+    }) as typeof add;
+    controller.signal.removeEventListener = ((...args: Parameters<typeof remove>) => {
+      listeners -= 1;
+      remove(...args);
+    }) as typeof remove;
+    const { reader } = recordingReader(1_000_000, 2);
+    const queue = new IoQueue({ concurrency: 4, gapBytes: 0 });
+    const batches = Array.from({ length: 40 }, (_, i) =>
+      queue.read(reader, [{ start: i * 1000, end: i * 1000 + 10 }], controller.signal, undefined, new Prefetch()),
+    );
+    await Promise.all(batches);
+    expect(peak).toBe(1);
+    expect(listeners).toBe(0);
+    // And it still cancels every batch waiting when the signal aborts.
+    const { reader: hanging } = hangingReader();
+    const waiting = Array.from({ length: 10 }, (_, i) =>
+      queue.read(hanging, [{ start: i * 1000, end: i * 1000 + 10 }], controller.signal),
+    );
+    controller.abort();
+    for (const batch of waiting) await expect(batch).rejects.toMatchObject({ name: 'AbortError' });
+    expect(listeners).toBe(0);
   });
 });

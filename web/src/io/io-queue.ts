@@ -3,9 +3,12 @@
  *
  * It coalesces each batch of wanted ranges ({@link coalesce}) and keeps at most `concurrency`
  * requests in flight across all scans of a reader, independent of how many workers decode. A
- * batch may be a prefetch (`{ prefetch: true }`: bytes of tasks not yet running): its requests
- * take a slot only when no other request waits for one, so they fill the transport's idle time
- * and never delay the reads of tasks that run (their phase-2 pages). The
+ * batch may be a prefetch (a {@link Prefetch} ticket: bytes of tasks not yet running). Its
+ * requests take a slot only when no other request waits for one and a slot stays free for
+ * others (with `concurrency` > 1), so prefetches fill the transport's idle time and a running
+ * task's request (its phase-2 pages) finds a slot at once or behind other running tasks' only.
+ * When its task starts, a prefetch is {@link IoQueue.promote}d: its requests still waiting go
+ * to the front of the queue. The
  * requests themselves are a source's (`source.ts`: `fetch` with a checked `Range`, a
  * `Blob` slice, or a copy of bytes), which also keeps the request log.
  */
@@ -48,6 +51,13 @@ export interface IoCost {
 interface Waiter {
   grant(): void;
   reject(reason: unknown): void;
+  /** The prefetch it belongs to, if any. */
+  prefetch: Prefetch | undefined;
+}
+
+/** Marks a read as a prefetch (see {@link IoQueue}), until it is promoted. */
+export class Prefetch {
+  promoted = false;
 }
 
 /** A concurrency-limited, coalescing reader. */
@@ -57,8 +67,10 @@ export class IoQueue {
   private readonly maxRequestBytes: number;
   private active = 0;
   private readonly waiting: Waiter[] = [];
-  /** Prefetch requests waiting: granted only when {@link waiting} is empty. */
+  /** Prefetch requests waiting: granted only when {@link waiting} is empty and a slot stays free. */
   private readonly waitingPrefetch: Waiter[] = [];
+  /** One abort listener per signal, whatever number of batches read with it. */
+  private readonly watched = new WeakMap<AbortSignal, { cancels: Set<(reason: unknown) => void>; onAbort(): void }>();
 
   constructor(options: IoOptions = {}) {
     this.concurrency = positiveInteger('ioConcurrency', options.concurrency ?? 6);
@@ -74,10 +86,11 @@ export class IoQueue {
   /**
    * Reads `ranges` of `reader` as coalesced requests; resolves to the chunks read.
    *
-   * A batch adds one listener to `signal`, however many of its requests wait for a slot (a
-   * lookup's batch can be twenty requests; a listener each made Node warn of a leak, more than 10
-   * on one signal). Each request in flight gets a signal of its own, so no signal has more than
-   * one listener per request however high `concurrency` is. When `signal` aborts, or one of the
+   * One listener is added to `signal` however many batches read with it at once, and removed
+   * when the last of them ends (a lookup's batch can be twenty requests, and a scan reads ahead
+   * with dozens of batches; a listener each made Node warn of a leak, more than 10 on one
+   * signal). Each request in flight gets a signal of its own, so no signal has more than one
+   * listener per request however high `concurrency` is. When `signal` aborts, or one of the
    * batch's requests fails (nobody will use the others' bytes), the batch's waiting requests
    * leave the queue and its requests in flight are aborted.
    */
@@ -86,32 +99,30 @@ export class IoQueue {
     ranges: readonly ByteRange[],
     signal?: AbortSignal,
     cost?: IoCost,
-    { prefetch = false }: { prefetch?: boolean } = {},
+    prefetch?: Prefetch,
   ): Promise<Chunk[]> {
     throwIfAborted(signal);
-    const queue = prefetch ? this.waitingPrefetch : this.waiting;
     const requests = coalesce(ranges, this.gapBytes, this.maxRequestBytes);
     const batch = new AbortController();
     const waits = new Set<Waiter>();
     const inFlight = new Set<AbortController>();
     const cancel = (reason: unknown) => {
       for (const wait of waits) {
-        const index = queue.indexOf(wait);
-        if (index >= 0) queue.splice(index, 1);
+        for (const queue of [this.waiting, this.waitingPrefetch]) {
+          const index = queue.indexOf(wait);
+          if (index >= 0) queue.splice(index, 1);
+        }
         wait.reject(reason);
       }
       waits.clear();
       batch.abort(reason);
       for (const request of inFlight) request.abort(reason);
     };
-    const onAbort = () => {
-      if (signal !== undefined) cancel(abortReason(signal));
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
+    const unwatch = signal === undefined ? undefined : this.watch(signal, cancel);
     try {
       return await Promise.all(
         requests.map(async (request) => {
-          await this.acquire(waits, queue);
+          await this.acquire(waits, prefetch);
           const own = new AbortController();
           inFlight.add(own);
           try {
@@ -139,14 +150,56 @@ export class IoQueue {
         }),
       );
     } finally {
-      signal?.removeEventListener('abort', onAbort);
+      unwatch?.();
     }
   }
 
-  /** A slot now, or a place in `queue`, recorded in `waits` (its batch's) until granted. */
-  private acquire(waits: Set<Waiter>, queue: Waiter[]): Promise<void> {
-    // A prefetch takes a free slot only when nothing else waits for one.
-    const free = this.active < this.concurrency && (queue === this.waiting || this.waiting.length === 0);
+  /** `prefetch`'s task has started: its requests still waiting go ahead of every other. */
+  promote(prefetch: Prefetch): void {
+    if (prefetch.promoted) return;
+    prefetch.promoted = true;
+    const promoted = this.waitingPrefetch.filter((w) => w.prefetch === prefetch);
+    if (promoted.length === 0) return;
+    this.waitingPrefetch.splice(
+      0,
+      this.waitingPrefetch.length,
+      ...this.waitingPrefetch.filter((w) => w.prefetch !== prefetch),
+    );
+    this.waiting.unshift(...promoted);
+    this.grantWaiting();
+  }
+
+  /** Calls `cancel` when `signal` aborts, through one listener per signal; returns its removal. */
+  private watch(signal: AbortSignal, cancel: (reason: unknown) => void): () => void {
+    let entry = this.watched.get(signal);
+    if (entry === undefined) {
+      const cancels = new Set<(reason: unknown) => void>();
+      const onAbort = () => {
+        for (const each of [...cancels]) each(abortReason(signal));
+      };
+      entry = { cancels, onAbort };
+      this.watched.set(signal, entry);
+      signal.addEventListener('abort', onAbort, { once: true });
+    }
+    const watching = entry;
+    watching.cancels.add(cancel);
+    return () => {
+      watching.cancels.delete(cancel);
+      if (watching.cancels.size > 0 || this.watched.get(signal) !== watching) return;
+      this.watched.delete(signal);
+      signal.removeEventListener('abort', watching.onAbort);
+    };
+  }
+
+  /** Slots prefetches may hold: all but one, so a running task's request never waits for them. */
+  private get prefetchSlots(): number {
+    return Math.max(1, this.concurrency - 1);
+  }
+
+  /** A slot now, or a place in a queue, recorded in `waits` (its batch's) until granted. */
+  private acquire(waits: Set<Waiter>, prefetch: Prefetch | undefined): Promise<void> {
+    const low = prefetch !== undefined && !prefetch.promoted;
+    const free = low ? this.active < this.prefetchSlots && this.waiting.length === 0 : this.active < this.concurrency;
     if (free) {
       this.active += 1;
       return Promise.resolve();
@@ -159,15 +212,24 @@ export class IoQueue {
           resolve();
         },
         reject,
+        prefetch,
       };
       waits.add(wait);
-      queue.push(wait);
+      (low ? this.waitingPrefetch : this.waiting).push(wait);
     });
   }
 
   private release(): void {
     this.active -= 1;
-    (this.waiting.shift() ?? this.waitingPrefetch.shift())?.grant();
+    this.grantWaiting();
+  }
+
+  /** Grants the free slots: to the requests of running tasks first, then to prefetches. */
+  private grantWaiting(): void {
+    while (this.active < this.concurrency && this.waiting.length > 0) this.waiting.shift()?.grant();
+    while (this.active < this.prefetchSlots && this.waiting.length === 0 && this.waitingPrefetch.length > 0) {
+      this.waitingPrefetch.shift()?.grant();
+    }
   }
 }
 

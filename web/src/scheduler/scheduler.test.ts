@@ -398,6 +398,57 @@ describe('runPlan', () => {
     expect((await run({ remote: true, limit: 5 })).early.requested).toBe(1);
   });
 
+  it('reads ahead through the ranges several tasks list: once, and each byte counted in one phase', async () => {
+    const { reader, requests } = recordingReader();
+    const remote: RangeReader = { read: reader.read.bind(reader), remote: true };
+    // A window of two: tasks 2 and 3 are read ahead. Tasks 0–2 split one row group and list the
+    // same whole chunks; both phases are read up front (their output is within prefetchOutputBytes).
+    const { executor, jobs } = fakeExecutor({ tasksAlive: 1, delayMs: () => 10 });
+    const mib = 1 << 20;
+    const split = [0, 1, 2].map((i) => task(i, { filter: [[0, 2 * mib]], output: [[2 * mib, 4 * mib]] }));
+    const other = task(3, { filter: [[4 * mib, 5 * mib]], output: [[5 * mib, 6 * mib]] });
+    const ctx = context(executor, remote, { scan: FILTERED, prefetchOutputBytes: 4 * mib });
+    for await (const _ of runPlan(plan([...split, other]), ctx)) {
+      // drain
+    }
+    expect(requests.sort((a, b) => a[0] - b[0])).toEqual([
+      [0, 4 * mib],
+      [4 * mib, 6 * mib],
+    ]);
+    expect(jobs.map((job) => job.chunks.reduce((sum, c) => sum + c.data.length, 0))).toEqual([
+      4 * mib,
+      4 * mib,
+      4 * mib,
+      2 * mib,
+    ]);
+    // The reads count as phase 1, the output ranges' bytes as phase 2, the shared ones once.
+    expect(ctx.cost.filter).toMatchObject({ requests: 2, bytes: 3 * mib });
+    expect(ctx.cost.output).toMatchObject({ requests: 0, bytes: 3 * mib });
+  });
+
+  it('aborts its reads ahead when the consumer returns with no task running', async () => {
+    const signals: AbortSignal[] = [];
+    const reader: RangeReader = {
+      remote: true,
+      read(start, end, signal) {
+        if (start === 0) return Promise.resolve(new Uint8Array(end - start));
+        if (signal !== undefined) signals.push(signal);
+        return new Promise((_resolve, reject) => {
+          signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+        });
+      },
+    };
+    // A window of one task: when its result is taken, nothing runs, and three tasks were read ahead.
+    const { executor, started } = fakeExecutor({ tasksAlive: 0 });
+    const tasks = Array.from({ length: 4 }, (_, i) => task(i, { output: [[i * 10_000, i * 10_000 + 1000]] }));
+    const scan = runPlan(plan(tasks), context(executor, reader));
+    await scan.next();
+    expect(started).toEqual([0]);
+    expect(signals).toHaveLength(3);
+    await scan.return(undefined);
+    expect(signals.every((signal) => signal.aborted)).toBe(true);
+  });
+
   it('pulls parts only to read ahead when the scan may hold them (a dataset’s footer budget)', async () => {
     const run = async (mayPullAhead: boolean) => {
       const { reader, requests } = recordingReader();

@@ -20,7 +20,7 @@
 import { abortReason } from '../errors.js';
 import type { ByteRange } from '../io/coalesce.js';
 import { takeHeld } from '../io/held.js';
-import type { IoCost, IoQueue, RangeReader } from '../io/io-queue.js';
+import { type IoCost, type IoQueue, Prefetch, type RangeReader } from '../io/io-queue.js';
 import type { PlanStats, ReadPlan, ReadTask } from '../wasm/contract.js';
 import type { Chunk } from '../worker/protocol.js';
 import type { Executor, FileFooter, ScanRef, TaskResult } from './executor.js';
@@ -181,34 +181,58 @@ export async function* runParts(
   const tasks = new KnownTasks(parts, context.executor, context.partsExpected);
   const { known } = tasks;
   const running: Array<Promise<TaskResult> | undefined> = [];
-  // Reads shared by small neighbouring tasks, by task index (see neighbourReadGroup).
-  const neighbourReads = new Map<number, Promise<Chunk[]>>();
+  // Reads started before their task's launch, by task index: shared by small neighbouring tasks
+  // (see neighbourReadGroup), or prefetched.
+  const early = new Map<number, EarlyRead>();
   const decoded = new DecodedAhead();
   let launched = 0;
   let bytesAhead = 0;
-  // Tasks launched..prefetchedTo have their reads started ahead (in neighbourReads), for
-  // prefetchedBytes of planned bytes.
+  // Whether each task launched has finished (or failed).
+  const settled: boolean[] = [];
+  // Tasks launched..prefetchedTo had their reads started ahead: planned bytes by task index.
   let prefetchedTo = 0;
+  const prefetched = new Map<number, number>();
   let prefetchedBytes = 0;
-  /** Starts the reads of the tasks after the window, within the prefetch and read-ahead bounds. */
-  const prefetch = async () => {
+  // A part pulled only to read ahead that failed: thrown when the scan reaches it, not before.
+  let pullFailed: { error: unknown } | undefined;
+  const pull = async (): Promise<boolean> => {
+    if (pullFailed !== undefined) throw pullFailed.error;
+    return tasks.pull();
+  };
+  /**
+   * Starts the reads of the tasks after the window, within the prefetch and read-ahead bounds.
+   * It pulls parts (a dataset's next files) for them only while task `next`'s result is not in,
+   * so the consumer waits for at most one part's planning.
+   */
+  const prefetch = async (next: number) => {
     for (;;) {
       const index = Math.max(launched, prefetchedTo);
-      if (index === known.length && (context.mayPullAhead?.() === false || !(await tasks.pull()))) return;
+      if (index === known.length) {
+        if (settled[next] === true || pullFailed !== undefined || context.mayPullAhead?.() === false) return;
+        try {
+          if (!(await tasks.pull())) return;
+        } catch (error) {
+          pullFailed = { error };
+          return;
+        }
+      }
       const { part, bytes } = known[index] as (typeof known)[number];
       if (part.reader.remote !== true || (part.held?.length ?? 0) > 0) return;
       if (prefetchedBytes + bytes > PREFETCH_BYTES || bytesAhead + prefetchedBytes + bytes > context.readAheadBytes)
         return;
-      if (!neighbourReads.has(index)) startNeighbourRead(known, index, context, signal, neighbourReads, true);
-      if (!neighbourReads.has(index)) startOwnRead(known, index, context, signal, neighbourReads);
+      if (!early.has(index)) startNeighbourRead(known, index, context, signal, early, new Prefetch());
+      if (!early.has(index)) startOwnRead(known, index, context, signal, early);
       prefetchedTo = index + 1;
-      prefetchedBytes += bytes;
+      if (early.has(index)) {
+        prefetched.set(index, bytes);
+        prefetchedBytes += bytes;
+      }
     }
   };
   try {
     for (let next = 0; ; next++) {
       while (launched - next < window) {
-        if (launched === known.length && !(await tasks.pull())) break;
+        if (launched === known.length && !(await pull())) break;
         const { part, task, bytes, reads } = known[launched] as (typeof known)[number];
         // Read-ahead is bounded by bytes too: a slow consumer never has more than this fetched,
         // nor more than this decoded.
@@ -216,20 +240,31 @@ export async function* runParts(
         if (launched > next && decoded.ahead() + decoded.estimate(bytes) > context.readAheadDecodedBytes) break;
         bytesAhead += bytes;
         const index = launched;
-        if (index < prefetchedTo) prefetchedBytes -= bytes;
+        prefetchedBytes -= prefetched.get(index) ?? 0;
+        prefetched.delete(index);
         decoded.launch(index, bytes);
-        if (!neighbourReads.has(index)) startNeighbourRead(known, index, context, signal, neighbourReads);
-        const neighbours = neighbourReads.get(index);
-        neighbourReads.delete(index);
-        const promise = runTask(part, task, bytes, context, signal, tasks.queryBytes, neighbours, reads);
+        if (!early.has(index)) startNeighbourRead(known, index, context, signal, early);
+        const started = early.get(index);
+        early.delete(index);
+        // Its task runs: a prefetch's requests still waiting go ahead of the others.
+        if (started?.prefetch !== undefined) context.io.promote(started.prefetch);
+        const promise = runTask(part, task, bytes, context, signal, tasks.queryBytes, started, reads);
         // Failures surface when the consumer reaches this task; until then they are handled.
         promise.then((result) => decoded.finish(index, result.ipc.byteLength)).catch(() => undefined);
         promise.finally(() => reads.release(task)).catch(() => undefined);
+        promise.then(
+          () => {
+            settled[index] = true;
+          },
+          () => {
+            settled[index] = true;
+          },
+        );
         running[launched] = promise;
         launched += 1;
       }
       if (next === launched) break;
-      if (!limited) await prefetch();
+      if (!limited) await prefetch(next);
       const { part, task, bytes } = known[next] as (typeof known)[number];
       let outcome: PartOutcome;
       try {
@@ -251,7 +286,7 @@ export async function* runParts(
   } finally {
     context.signal?.removeEventListener('abort', onOuterAbort);
     // Early return or failure: stop fetching and decoding whatever is still in flight.
-    if ((launched > 0 && running.some((p) => p !== undefined)) || neighbourReads.size > 0) {
+    if ((launched > 0 && running.some((p) => p !== undefined)) || early.size > 0) {
       internal.abort(new DOMException('scan ended early', 'AbortError'));
     }
     tasks.closeAll();
@@ -261,7 +296,8 @@ export async function* runParts(
 /**
  * The tasks of a multi-part scan known so far, in scan order, with their part and planned bytes
  * (consulted by the read-ahead bounds on every launch): parts are pulled one at a time, as the
- * window needs their tasks. Every part pulled has its scan closed wherever it was sent — when its
+ * window needs their tasks or, in a scan that is not `limited`, to read their tasks' bytes ahead
+ * ({@link PREFETCH_BYTES}). Every part pulled has its scan closed wherever it was sent — when its
  * last task is taken, or when the scan ends.
  */
 class KnownTasks {
@@ -332,24 +368,38 @@ class KnownTasks {
 }
 
 /**
+ * A read started before its task's launch: its chunks, the ranges of them another task's read
+ * carried (a {@link SharedReads} range: their bytes count there), and, for a prefetch, the ticket
+ * promoted when the task starts.
+ */
+interface EarlyRead {
+  read: Promise<{ chunks: Chunk[]; taken: ByteRange[] }>;
+  prefetch?: Prefetch;
+}
+
+/**
  * Starts the read task `index` shares with its small neighbours, if it shares one
- * ({@link neighbourReadGroup}); as a prefetch (the I/O queue's idle slots only) when `prefetch`.
+ * ({@link neighbourReadGroup}) — as a prefetch when given its ticket. The group ends before a task
+ * whose bytes are already being read.
  */
 function startNeighbourRead(
   known: KnownTasks['known'],
   index: number,
   context: SchedulerContext,
   signal: AbortSignal,
-  neighbourReads: Map<number, Promise<Chunk[]>>,
-  prefetch = false,
+  early: Map<number, EarlyRead>,
+  prefetch?: Prefetch,
 ): void {
-  const group = neighbourReadGroup(known, index, context);
+  const group = neighbourReadGroup(known, index, context, (k) => early.has(k));
   if (group.indexes.length <= 1) return;
   const { part, task } = known[index] as KnownTasks['known'][number];
   const cost = part.cost[readsOf(part, task, context).phase];
-  const read = context.io.read(part.reader, group.ranges, signal, cost, { prefetch });
+  const read = context.io.read(part.reader, group.ranges, signal, cost, prefetch).then((chunks) => ({
+    chunks,
+    taken: [],
+  }));
   read.catch(() => undefined);
-  for (const k of group.indexes) neighbourReads.set(k, read);
+  for (const k of group.indexes) early.set(k, prefetch === undefined ? { read } : { read, prefetch });
 }
 
 /**
@@ -361,16 +411,15 @@ function startOwnRead(
   index: number,
   context: SchedulerContext,
   signal: AbortSignal,
-  neighbourReads: Map<number, Promise<Chunk[]>>,
+  early: Map<number, EarlyRead>,
 ): void {
   const { part, task, reads } = known[index] as KnownTasks['known'][number];
   const { ranges, phase } = readsOf(part, task, context);
   if (ranges.length === 0) return;
-  const read = reads
-    .read(ranges, (wanted) => context.io.read(part.reader, wanted, signal, part.cost[phase], { prefetch: true }))
-    .then((r) => r.chunks);
+  const prefetch = new Prefetch();
+  const read = reads.read(ranges, (wanted) => context.io.read(part.reader, wanted, signal, part.cost[phase], prefetch));
   read.catch(() => undefined);
-  neighbourReads.set(index, read);
+  early.set(index, { read, prefetch });
 }
 
 /**
@@ -493,6 +542,7 @@ function neighbourReadGroup(
   known: KnownTasks['known'],
   first: number,
   context: SchedulerContext,
+  reading: (index: number) => boolean = () => false,
 ): { indexes: number[]; ranges: ByteRange[] } {
   const start = known[first] as (typeof known)[number];
   const ranges = [...readsOf(start.part, start.task, context).ranges];
@@ -504,7 +554,12 @@ function neighbourReadGroup(
   let bytes = start.bytes;
   for (let k = first + 1; k < known.length; k++) {
     const next = known[k] as (typeof known)[number];
-    if (next.part !== start.part || next.bytes >= NEIGHBOUR_TASK_BYTES || bytes + next.bytes > NEIGHBOUR_READ_BYTES)
+    if (
+      next.part !== start.part ||
+      reading(k) ||
+      next.bytes >= NEIGHBOUR_TASK_BYTES ||
+      bytes + next.bytes > NEIGHBOUR_READ_BYTES
+    )
       break;
     const wanted = readsOf(next.part, next.task, context).ranges;
     if (wanted.length === 0) break;
@@ -525,20 +580,21 @@ async function runTask(
   context: SchedulerContext,
   signal: AbortSignal,
   scanPlannedBytes: number,
-  neighbours: Promise<Chunk[]> | undefined,
+  started: EarlyRead | undefined,
   reads: SharedReads,
 ): Promise<TaskResult> {
   const { io } = context;
   const { reader, cost } = part;
   const { ranges, phase, speculate } = readsOf(part, task, context);
-  const from = neighbours === undefined ? (part.held ?? []) : await neighbours;
-  const { chunks, missing } = takeHeld(ranges, from);
+  const before = started === undefined ? undefined : await started.read;
+  const { chunks, missing } = takeHeld(ranges, before?.chunks ?? part.held ?? []);
   const read = await reads.read(missing, (wanted) => io.read(reader, wanted, signal, cost[phase]));
   chunks.push(...read.chunks);
+  const taken = [...(before?.taken ?? []), ...read.taken];
   if (speculate) {
     // A read carrying both phases counts as phase 1; the output ranges' bytes count as phase 2
     // (those this task read: another task's read counted the ranges it took from it).
-    const fetched = task.outputRanges.filter((r) => !read.taken.some((t) => t.start === r.start && t.end === r.end));
+    const fetched = task.outputRanges.filter((r) => !taken.some((t) => t.start === r.start && t.end === r.end));
     const moved = rangeBytes(fetched);
     cost.filter.bytes -= moved;
     cost.output.bytes += moved;
