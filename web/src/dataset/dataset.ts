@@ -14,9 +14,11 @@
  * file's own filter, planned by the core with its statistics, page index and bloom filters. The
  * files' tasks go into one scheduler ({@link runParts}): one window of tasks in flight, one I/O
  * queue, one worker pool and cache budget for the whole dataset. A file is planned only when the
- * window reaches it, or, without a limit, to read its bytes ahead of the tasks in flight (while
- * `footerMemoryBytes` has room for it), so a `limit` stops planning (and fetching) the files after it; without a
- * filter, a `limit`/`offset` is placed in files by their row counts, from the footers.
+ * window reaches it, or, unless the scan is a limit over a filter, to read its bytes ahead of the
+ * tasks in flight once its first result is out (while `footerMemoryBytes` has room for it), so a
+ * `limit` over a filter stops planning (and fetching) the files after it; without a filter, a
+ * `limit`/`offset` is placed in files by their row counts, from the footers (and the files after
+ * the last row wanted are never opened).
  *
  * Every batch is brought to the dataset's schema (`conformBatch`): widened types, nulls for
  * missing columns, the partition values as constant columns. Output is in file order, then row

@@ -350,7 +350,13 @@ describe('runPlan', () => {
   });
 
   it('over HTTP, reads the tasks after a full window ahead, within PREFETCH_BYTES and readAheadBytes', async () => {
-    const run = async (options: { remote: boolean; limit?: number; readAheadBytes?: number; taskBytes?: number }) => {
+    const run = async (options: {
+      remote: boolean;
+      limit?: number;
+      readAheadBytes?: number;
+      taskBytes?: number;
+      cached?: number;
+    }) => {
       const requests: Array<[number, number]> = [];
       const reader: RangeReader = {
         remote: options.remote,
@@ -367,6 +373,9 @@ describe('runPlan', () => {
       const size = options.taskBytes ?? 1000;
       const stride = 2 * size;
       const tasks = Array.from({ length: 12 }, (_, i) => task(i, { output: [[i * stride, i * stride + size]] }));
+      // A task whose columns a host's cache holds: nothing to read.
+      if (options.cached !== undefined) (tasks[options.cached] as PlannedTask).spec.cacheKey = 'cached';
+      executor.holds = (key) => key === 'cached';
       const overrides = options.readAheadBytes === undefined ? {} : { readAheadBytes: options.readAheadBytes };
       const scan = runPlan(plan(tasks, options.limit ?? null), context(executor, reader, overrides));
       const first = scan.next();
@@ -393,6 +402,8 @@ describe('runPlan', () => {
     expect((await run({ remote: true, readAheadBytes: 4000 })).early.requested).toBe(4);
     // Within PREFETCH_BYTES: tasks of an eighth of it, eight ahead of the window's two.
     expect((await run({ remote: true, taskBytes: PREFETCH_BYTES / 8 })).early.requested).toBe(10);
+    // It stops at a task with nothing to read (its columns cached): tasks 2–4 only.
+    expect((await run({ remote: true, cached: 5 })).early.requested).toBe(5);
     // Not from memory or a local file, and not for a limit over a filter (it may end at any task).
     expect((await run({ remote: false })).early.requested).toBe(2);
     expect((await run({ remote: true, limit: 5 })).early.requested).toBe(1);
@@ -449,15 +460,15 @@ describe('runPlan', () => {
     expect(signals.every((signal) => signal.aborted)).toBe(true);
   });
 
-  it('pulls parts only to read ahead when the scan may hold them (a dataset’s footer budget)', async () => {
-    const run = async (mayPullAhead: boolean) => {
+  it('pulls parts to read ahead only after the first result, over HTTP, and when the scan may hold them', async () => {
+    const run = async (options: { mayPullAhead: boolean; remote: boolean }) => {
       const { reader, requests } = recordingReader();
-      const remote: RangeReader = { read: reader.read.bind(reader), remote: true };
+      const source: RangeReader = { read: reader.read.bind(reader), remote: options.remote };
       const { executor } = fakeExecutor({ tasksAlive: 1, delayMs: () => 20 });
-      const base = context(executor, remote, { mayPullAhead: () => mayPullAhead });
+      const base = context(executor, source, { mayPullAhead: () => options.mayPullAhead });
       let pulled = 0;
       async function* parts(): AsyncGenerator<ScanPart> {
-        for (let i = 0; i < 6; i++) {
+        for (let i = 0; i < 8; i++) {
           pulled += 1;
           yield { ...base, tasks: [task(i, { output: [[i * 10_000, i * 10_000 + 100]] })] };
         }
@@ -465,14 +476,31 @@ describe('runPlan', () => {
       const scan = runParts(parts(), false, base);
       const first = scan.next();
       await new Promise((resolve) => setTimeout(resolve, 10));
-      const early = { pulled, requested: requests.length };
+      const beforeFirst = pulled;
       await first;
+      const second = scan.next();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      const afterFirst = { pulled, requested: requests.length };
+      await second;
       await scan.return(undefined);
-      return early;
+      return { beforeFirst, afterFirst };
     };
-    // A file each: the window's two, then the other four to read ahead — or not pulled at all.
-    expect(await run(true)).toEqual({ pulled: 6, requested: 6 });
-    expect(await run(false)).toEqual({ pulled: 2, requested: 2 });
+    // A file each, a window of two. Before the first result, only the window's files are planned
+    // (a pull may walk many files, and the first result does not wait for it); after it, the
+    // window's next file and the other five, read ahead — or none of those five: no room for
+    // their footers, or nothing gained (not over HTTP).
+    expect(await run({ mayPullAhead: true, remote: true })).toEqual({
+      beforeFirst: 2,
+      afterFirst: { pulled: 8, requested: 8 },
+    });
+    expect(await run({ mayPullAhead: false, remote: true })).toEqual({
+      beforeFirst: 2,
+      afterFirst: { pulled: 3, requested: 3 },
+    });
+    expect(await run({ mayPullAhead: true, remote: false })).toEqual({
+      beforeFirst: 2,
+      afterFirst: { pulled: 3, requested: 3 },
+    });
   });
 
   it('aborts the reads it started ahead when the consumer returns early', async () => {

@@ -189,7 +189,8 @@ export async function* runParts(
   let bytesAhead = 0;
   // Whether each task launched has finished (or failed).
   const settled: boolean[] = [];
-  // Tasks launched..prefetchedTo had their reads started ahead: planned bytes by task index.
+  // Tasks launched..prefetchedTo had their reads started ahead (or by a neighbour group before
+  // their launch): their planned bytes by task index.
   let prefetchedTo = 0;
   const prefetched = new Map<number, number>();
   let prefetchedBytes = 0;
@@ -200,15 +201,21 @@ export async function* runParts(
     return tasks.pull();
   };
   /**
-   * Starts the reads of the tasks after the window, within the prefetch and read-ahead bounds.
-   * It pulls parts (a dataset's next files) for them only while task `next`'s result is not in,
-   * so the consumer waits for at most one part's planning.
+   * Starts the reads of the tasks after the window, within the prefetch and read-ahead bounds;
+   * stops at a task it cannot read ahead (bytes in memory or a local file, bytes held from the
+   * plan, or nothing to read: its filter columns are cached). It pulls parts (a dataset's next
+   * files) for them only once the scan's first result is out — a pull may walk many files its
+   * statistics rule out, and the first result must not wait for that — and only while task
+   * `next`'s result is not in and the last part pulled could be read ahead.
    */
   const prefetch = async (next: number) => {
+    if (context.io.concurrency <= 1) return;
     for (;;) {
       const index = Math.max(launched, prefetchedTo);
       if (index === known.length) {
-        if (settled[next] === true || pullFailed !== undefined || context.mayPullAhead?.() === false) return;
+        const last = known[index - 1];
+        if (next === 0 || settled[next] === true || pullFailed !== undefined) return;
+        if (last === undefined || !readsAhead(last.part) || context.mayPullAhead?.() === false) return;
         try {
           if (!(await tasks.pull())) return;
         } catch (error) {
@@ -217,16 +224,15 @@ export async function* runParts(
         }
       }
       const { part, bytes } = known[index] as (typeof known)[number];
-      if (part.reader.remote !== true || (part.held?.length ?? 0) > 0) return;
+      if (!readsAhead(part)) return;
       if (prefetchedBytes + bytes > PREFETCH_BYTES || bytesAhead + prefetchedBytes + bytes > context.readAheadBytes)
         return;
       if (!early.has(index)) startNeighbourRead(known, index, context, signal, early, new Prefetch());
       if (!early.has(index)) startOwnRead(known, index, context, signal, early);
+      if (!early.has(index)) return;
       prefetchedTo = index + 1;
-      if (early.has(index)) {
-        prefetched.set(index, bytes);
-        prefetchedBytes += bytes;
-      }
+      prefetched.set(index, bytes);
+      prefetchedBytes += bytes;
     }
   };
   try {
@@ -366,6 +372,9 @@ class KnownTasks {
     for (const part of this.open) this.close(part);
   }
 }
+
+/** Whether a part's reads are worth starting ahead: over a network, and not planned from held bytes. */
+const readsAhead = (part: ScanPart): boolean => part.reader.remote === true && (part.held?.length ?? 0) === 0;
 
 /**
  * A read started before its task's launch: its chunks, the ranges of them another task's read
