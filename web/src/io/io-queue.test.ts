@@ -33,6 +33,24 @@ function hangingReader() {
   return { reader, signals };
 }
 
+/** An abort controller whose signal counts its abort listeners: those added now, and the most at once. */
+function countedListeners() {
+  const controller = new AbortController();
+  const count = { listeners: 0, peak: 0 };
+  const add = controller.signal.addEventListener.bind(controller.signal);
+  const remove = controller.signal.removeEventListener.bind(controller.signal);
+  controller.signal.addEventListener = ((...args: Parameters<typeof add>) => {
+    count.listeners += 1;
+    count.peak = Math.max(count.peak, count.listeners);
+    add(...args);
+  }) as typeof add;
+  controller.signal.removeEventListener = ((...args: Parameters<typeof remove>) => {
+    count.listeners -= 1;
+    remove(...args);
+  }) as typeof remove;
+  return { controller, count };
+}
+
 describe('IoQueue', () => {
   it('coalesces, returns the bytes read, and counts cost', async () => {
     const { reader, state } = recordingReader(10_000, 1);
@@ -98,20 +116,7 @@ describe('IoQueue', () => {
   });
 
   it('adds one listener to the signal for a batch, and aborts its waiting and in-flight requests', async () => {
-    const controller = new AbortController();
-    let listeners = 0;
-    let peakListeners = 0;
-    const add = controller.signal.addEventListener.bind(controller.signal);
-    const remove = controller.signal.removeEventListener.bind(controller.signal);
-    controller.signal.addEventListener = ((...args: Parameters<typeof add>) => {
-      listeners += 1;
-      peakListeners = Math.max(peakListeners, listeners);
-      add(...args);
-    }) as typeof add;
-    controller.signal.removeEventListener = ((...args: Parameters<typeof remove>) => {
-      listeners -= 1;
-      remove(...args);
-    }) as typeof remove;
+    const { controller, count } = countedListeners();
     // Requests that end only when their signal aborts: two in flight, eighteen waiting for a slot.
     const { reader: hanging, signals: started } = hangingReader();
     const queue = new IoQueue({ concurrency: 2, gapBytes: 0 });
@@ -119,7 +124,7 @@ describe('IoQueue', () => {
     const batch = queue.read(hanging, ranges, controller.signal);
     await new Promise((resolve) => setTimeout(resolve, 5));
     expect(started).toHaveLength(2);
-    expect(peakListeners).toBe(1);
+    expect(count.peak).toBe(1);
     controller.abort();
     await expect(batch).rejects.toMatchObject({ name: 'AbortError' });
     expect(started.every((signal) => signal.aborted)).toBe(true);
@@ -131,7 +136,7 @@ describe('IoQueue', () => {
       { start: 50_000, end: 50_010 },
     ]);
     expect(state.peak).toBe(2);
-    expect(listeners).toBe(0);
+    expect(count.listeners).toBe(0);
   });
 
   it('gives each request in flight a signal of its own: one listener each, however many are in flight', async () => {
@@ -244,28 +249,15 @@ describe('IoQueue', () => {
   });
 
   it('adds one listener to a signal however many batches read with it, and removes it after the last', async () => {
-    const controller = new AbortController();
-    let listeners = 0;
-    let peak = 0;
-    const add = controller.signal.addEventListener.bind(controller.signal);
-    const remove = controller.signal.removeEventListener.bind(controller.signal);
-    controller.signal.addEventListener = ((...args: Parameters<typeof add>) => {
-      listeners += 1;
-      peak = Math.max(peak, listeners);
-      add(...args);
-    }) as typeof add;
-    controller.signal.removeEventListener = ((...args: Parameters<typeof remove>) => {
-      listeners -= 1;
-      remove(...args);
-    }) as typeof remove;
+    const { controller, count } = countedListeners();
     const { reader } = recordingReader(1_000_000, 2);
     const queue = new IoQueue({ concurrency: 4, gapBytes: 0 });
     const batches = Array.from({ length: 40 }, (_, i) =>
       queue.read(reader, [{ start: i * 1000, end: i * 1000 + 10 }], controller.signal, undefined, new Prefetch()),
     );
     await Promise.all(batches);
-    expect(peak).toBe(1);
-    expect(listeners).toBe(0);
+    expect(count.peak).toBe(1);
+    expect(count.listeners).toBe(0);
     // And it still cancels every batch waiting when the signal aborts.
     const { reader: hanging } = hangingReader();
     const waiting = Array.from({ length: 10 }, (_, i) =>
@@ -273,6 +265,6 @@ describe('IoQueue', () => {
     );
     controller.abort();
     for (const batch of waiting) await expect(batch).rejects.toMatchObject({ name: 'AbortError' });
-    expect(listeners).toBe(0);
+    expect(count.listeners).toBe(0);
   });
 });
