@@ -434,4 +434,39 @@ describe('reading in Node (inline execution)', () => {
     const unchecked = await reader.open(corrupt, { verifyChecksums: false });
     expect((await unchecked.scan().toTable()).numRows).toBeGreaterThan(0);
   });
+
+  it('refuses invalid UTF-8 in a string column in the WebAssembly build, where the SIMD validator runs', async () => {
+    // arrow-rs validates a string column's decoded values with `simdutf8`, whose WebAssembly
+    // `simd128` path checks inputs of 64 bytes or more (shorter ones, and every input of the Rust
+    // tests, which run natively, go to the scalar fallback). `c_email_address` is one
+    // uncompressed DELTA_BYTE_ARRAY page of 1,000 addresses, validated as one ~25 KB span; its
+    // suffixes are stored as they are. A letter before a '@' halfway through becomes 0xFF.
+    const bytes = new Uint8Array(await readFile(path.join(dataDir, 'delta_byte_array.parquet')));
+    const valid = await reader.open(bytes);
+    const chunk = valid.metadata.rowGroups[0]?.columns.find((c) => c.path === 'c_email_address');
+    expect(chunk?.codec).toBe('UNCOMPRESSED');
+    const ats: number[] = [];
+    for (let i = chunk?.start ?? 0; i < (chunk?.end ?? 0); i++) if (bytes[i] === 0x40) ats.push(i);
+    expect(ats.length).toBeGreaterThan(900);
+    const at = ats[Math.floor(ats.length / 2)] as number;
+    expect((await valid.scan({ columns: ['c_email_address'] }).toTable()).numRows).toBe(1000);
+
+    const invalid = bytes.slice();
+    invalid[at - 1] = 0xff;
+    const file = await reader.open(invalid, { verifyChecksums: false });
+    await expect(file.scan({ columns: ['c_email_address'] }).toTable()).rejects.toMatchObject({ code: 'INVALID_FILE' });
+    // Found deep in the span (an index in the thousands), not by a check of its first bytes.
+    await expect(file.scan({ columns: ['c_email_address'] }).toTable()).rejects.toThrow(
+      /non UTF-8 data.*from index \d{4,}/,
+    );
+
+    // The same two bytes as a valid two-byte character (U+00E9: 0xC3 0xA9) read as such.
+    const multiByte = bytes.slice();
+    multiByte[at - 2] = 0xc3;
+    multiByte[at - 1] = 0xa9;
+    const patched = await reader.open(multiByte, { verifyChecksums: false });
+    const table = await patched.scan({ columns: ['c_email_address'] }).toTable();
+    const emails = [...(table.getChild('c_email_address') ?? [])] as (string | null)[];
+    expect(emails.filter((v) => v?.includes('é@'))).toHaveLength(1);
+  });
 });
