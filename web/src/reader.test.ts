@@ -439,9 +439,10 @@ describe('reading in Node (inline execution)', () => {
     // arrow-rs validates a string column's decoded values with `simdutf8`, whose WebAssembly
     // `simd128` path checks inputs of 64 bytes or more (shorter ones go to the scalar fallback,
     // as every input of the Rust tests does on an x86_64 host). The error reads the same from
-    // either validator: what this pins is that the build that ships refuses a long span. `c_email_address` is one
-    // uncompressed DELTA_BYTE_ARRAY page of 1,000 addresses, validated as one ~25 KB span; its
-    // suffixes are stored as they are. A letter before a '@' halfway through becomes 0xFF.
+    // either validator: what this pins is that the build that ships refuses a long span.
+    // `c_email_address` is one uncompressed DELTA_BYTE_ARRAY page of 1,000 addresses, validated
+    // as one ~25 KB span; its suffixes are stored as they are. A letter before a '@' halfway
+    // through becomes 0xFF.
     const bytes = new Uint8Array(await readFile(path.join(dataDir, 'delta_byte_array.parquet')));
     const valid = await reader.open(bytes);
     const chunk = valid.metadata.rowGroups[0]?.columns.find((c) => c.path === 'c_email_address');
