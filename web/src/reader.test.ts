@@ -456,11 +456,11 @@ describe('reading in Node (inline execution)', () => {
     const invalid = bytes.slice();
     invalid[at - 1] = 0xff;
     const file = await reader.open(invalid, { verifyChecksums: false });
-    await expect(file.scan({ columns: ['c_email_address'] }).toTable()).rejects.toMatchObject({ code: 'INVALID_FILE' });
     // Found deep in the span (an index in the thousands), not by a check of its first bytes.
-    await expect(file.scan({ columns: ['c_email_address'] }).toTable()).rejects.toThrow(
-      /non UTF-8 data.*from index \d{4,}/,
-    );
+    await expect(file.scan({ columns: ['c_email_address'] }).toTable()).rejects.toMatchObject({
+      code: 'INVALID_FILE',
+      message: expect.stringMatching(/non UTF-8 data.*from index \d{4,}/),
+    });
 
     // The same two bytes as a valid two-byte character (U+00E9: 0xC3 0xA9) read as such.
     const multiByte = bytes.slice();
