@@ -69,7 +69,11 @@ export interface ReaderOptions {
    * milliseconds of decoding cost less than the hop to a worker and back. 0 turns this off.
    */
   inlineScanBytes?: number;
-  /** Most HTTP requests in flight across all scans (default 6). */
+  /**
+   * Most HTTP requests in flight across all scans (default 64). A browser runs 6 at once per host
+   * over HTTP/1.1 and queues the rest itself, starting each as a connection frees; reads of tasks
+   * not yet running (prefetches) hold at most 5 of the 6.
+   */
   ioConcurrency?: number;
   /** Ranges closer than this many bytes are fetched as one request (default 64 KiB). */
   coalesceGapBytes?: number;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ParquetSkimError } from '../errors.js';
-import { IoQueue, Prefetch, type RangeReader } from './io-queue.js';
+import { DEFAULT_IO_CONCURRENCY, IoQueue, Prefetch, type RangeReader, TRANSPORT_SLOTS } from './io-queue.js';
 
 /** A reader over `size` bytes (byte i = i % 256) that records concurrency. */
 function recordingReader(size: number, delayMs: number) {
@@ -212,6 +212,26 @@ describe('IoQueue', () => {
     expect(state.calls[calls]).toEqual([50_000, 50_010]);
     await prefetches;
     expect(state.peak).toBe(3);
+  });
+
+  it('hands a running task the whole default bound, and prefetches only the transport slots but one', async () => {
+    const { reader, signals } = hangingReader();
+    const queue = new IoQueue({ gapBytes: 0 });
+    expect(queue.concurrency).toBe(DEFAULT_IO_CONCURRENCY);
+    const spread = (from: number, n: number) =>
+      Array.from({ length: n }, (_, i) => ({ start: from + i * 1000, end: from + i * 1000 + 10 }));
+    const stop = new AbortController();
+    const prefetches = queue.read(reader, spread(0, 10), stop.signal, undefined, new Prefetch());
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    // Five of the prefetch's ten requests are out: one connection of six stays for a running task.
+    expect(signals).toHaveLength(TRANSPORT_SLOTS - 1);
+    // A running task's 21 requests (a lookup's) all go out at once; the transport queues them.
+    const running = queue.read(reader, spread(100_000, 21), stop.signal);
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    expect(signals).toHaveLength(TRANSPORT_SLOTS - 1 + 21);
+    stop.abort(new DOMException('done', 'AbortError'));
+    await expect(prefetches).rejects.toThrow('done');
+    await expect(running).rejects.toThrow('done');
   });
 
   it('promotes a prefetch whose task started: its waiting requests go ahead of the others', async () => {

@@ -2,11 +2,24 @@
  * The I/O queue: every byte a scan reads goes through here.
  *
  * It coalesces each batch of wanted ranges ({@link coalesce}) and keeps at most `concurrency`
- * requests in flight across all scans of a reader, independent of how many workers decode. A
- * batch may be a prefetch (a {@link Prefetch} ticket: bytes of tasks not yet running). Its
- * requests take a slot only when no other request waits for one and a slot stays free for
- * others (with `concurrency` > 1), so prefetches fill the transport's idle time and a running
- * task's request (its phase-2 pages) finds a slot at once or behind other running tasks' only.
+ * requests in flight across all scans of a reader, independent of how many workers decode.
+ *
+ * The default bound (64) is deliberately above what the transport runs at once. A browser opens 6
+ * connections to a host over HTTP/1.1 and queues the rest of a page's requests itself; it starts
+ * a queued one as soon as a connection frees in its network process, 5–10 ms before the page
+ * learns that a response ended (the body still has to reach it). A bound of 6 here, as until
+ * 2026-11-27, made every seventh request of a lookup or a first page wait for that news: layout
+ * a's lookup (21 requests) ran in four waves paced by the page instead of by the connections
+ * (warm, Chromium, the two bounds alternated: that lookup 84 → 72 ms, its first 100 rows 63 → 55,
+ * tpchgen-cli's 47 → 41; bulk scans within noise). Over HTTP/2 the browser runs them all at once. The bound stays for callers who want fewer (`ioConcurrency`)
+ * and for runtimes without a per-host limit of their own.
+ *
+ * A batch may be a prefetch (a {@link Prefetch} ticket: bytes of tasks not yet running). Those go
+ * through this queue's own order instead of the browser's: a prefetch request takes a slot only
+ * when no other request waits for one and fewer than {@link TRANSPORT_SLOTS} − 1 requests are in
+ * flight (and fewer than `concurrency` − 1), so prefetches fill the transport's idle connections,
+ * never its last free one, and a running task's request (its phase-2 pages) goes out at once or
+ * behind other running tasks' only.
  * When its task starts, a prefetch is {@link IoQueue.promote}d: its requests still waiting go
  * to the front of the queue. The
  * requests themselves are a source's (`source.ts`: `fetch` with a checked `Range`, a
@@ -28,7 +41,10 @@ export interface RangeReader {
 
 /** I/O policy. */
 export interface IoOptions {
-  /** Most requests in flight at once (default 6, the per-host limit of HTTP/1.1 browsers). */
+  /**
+   * Most requests in flight at once (default 64: past the browser's own per-host limit, which
+   * starts queued requests sooner than the page could; see the module doc).
+   */
   concurrency?: number;
   /** Largest gap read through to merge two ranges (default 64 KiB). */
   gapBytes?: number;
@@ -46,6 +62,15 @@ export interface IoCost {
   firstSentAt?: number;
   firstDoneAt?: number;
 }
+
+/** Default {@link IoOptions.concurrency}. */
+export const DEFAULT_IO_CONCURRENCY = 64;
+
+/**
+ * Requests a transport runs at once to one host: a browser's connections per host over HTTP/1.1
+ * (6 in Chromium, Firefox and WebKit). Prefetches hold at most one fewer.
+ */
+export const TRANSPORT_SLOTS = 6;
 
 /** A request waiting for a slot. */
 interface Waiter {
@@ -73,7 +98,7 @@ export class IoQueue {
   private readonly watched = new WeakMap<AbortSignal, { cancels: Set<(reason: unknown) => void>; onAbort(): void }>();
 
   constructor(options: IoOptions = {}) {
-    this.concurrency = positiveInteger('ioConcurrency', options.concurrency ?? 6);
+    this.concurrency = positiveInteger('ioConcurrency', options.concurrency ?? DEFAULT_IO_CONCURRENCY);
     this.gapBytes = nonNegative('coalesceGapBytes', options.gapBytes ?? DEFAULT_GAP_BYTES);
     this.maxRequestBytes = positiveInteger('maxRequestBytes', options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES);
   }
@@ -191,9 +216,12 @@ export class IoQueue {
     };
   }
 
-  /** Slots prefetches may hold: all but one, so a running task's request never waits for them. */
+  /**
+   * Slots prefetches may hold: all but one of the transport's connections (and of `concurrency`),
+   * so a running task's request never waits for them.
+   */
   private get prefetchSlots(): number {
-    return Math.max(1, this.concurrency - 1);
+    return Math.max(1, Math.min(this.concurrency, TRANSPORT_SLOTS) - 1);
   }
 
   /** A slot now, or a place in a queue, recorded in `waits` (its batch's) until granted. */
