@@ -5,14 +5,14 @@
  * requests in flight across all scans of a reader, independent of how many workers decode.
  *
  * The default bound (64) is deliberately above what the transport runs at once. A browser opens 6
- * connections to a host over HTTP/1.1 and queues the rest of a page's requests itself; it starts
- * a queued one as soon as a connection frees in its network process, 5–10 ms before the page
- * learns that a response ended (the body still has to reach it). A bound of 6 here, as until
- * 2026-11-27, made every seventh request of a lookup or a first page wait for that news: layout
- * a's lookup (21 requests) ran in four waves paced by the page instead of by the connections
- * (warm, Chromium, the two bounds alternated: that lookup 84 → 72 ms, its first 100 rows 63 → 55,
- * tpchgen-cli's 47 → 41; bulk scans within noise). Over HTTP/2 the browser runs them all at once. The bound stays for callers who want fewer (`ioConcurrency`)
- * and for runtimes without a per-host limit of their own.
+ * connections to a host over HTTP/1.1 and queues the rest of a page's requests itself; it starts a
+ * queued one as soon as a connection frees in its network process, 5–10 ms before the page learns
+ * that a response ended (the body still has to reach it). A bound of 6 here, as until 2026-11-27,
+ * made every seventh request of a lookup or a first page wait for that news: layout a's lookup (21
+ * requests) ran in four waves paced by the page instead of by the connections (warm, Chromium, the
+ * two bounds alternated: that lookup 84 → 72 ms, its first 100 rows 63 → 55, tpchgen-cli's 47 → 41;
+ * bulk scans within noise). Over HTTP/2 the browser runs them all at once. The bound stays for
+ * callers who want fewer (`ioConcurrency`) and for runtimes without a per-host limit of their own.
  *
  * A batch may be a prefetch (a {@link Prefetch} ticket: bytes of tasks not yet running). Those go
  * through this queue's own order instead of the browser's: a prefetch request takes a slot only
