@@ -72,7 +72,7 @@ export interface ReaderOptions {
   /**
    * Most HTTP requests in flight across all scans (default 64). A browser runs 6 at once per host
    * over HTTP/1.1 and queues the rest itself, starting each as a connection frees; reads of tasks
-   * not yet running (prefetches) hold at most 5 of the 6.
+   * not yet running (prefetches) hold at most 5 of the 6, and one fewer than this bound.
    */
   ioConcurrency?: number;
   /** Ranges closer than this many bytes are fetched as one request (default 64 KiB). */
