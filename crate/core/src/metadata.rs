@@ -119,11 +119,7 @@ impl MetadataLoader {
         self.check_tail()?;
         let metadata = match self.footer.take() {
             Some(metadata) => metadata,
-            None => match self
-                .decoder
-                .try_decode()
-                .map_err(|e| self.footer_error(e))?
-            {
+            None => match self.decode_footer()? {
                 DecodeResult::NeedsData(ranges) => {
                     self.check_asked(&ranges)?;
                     return Ok(LoadStep::NeedsRanges(ranges));
@@ -167,8 +163,17 @@ impl MetadataLoader {
         .map(|file| LoadStep::Loaded(Box::new(file)))
     }
 
+    /// One step of arrow-rs's footer decoder. Out of line, as are `with_page_index` and
+    /// `ParquetFile::try_new`: inlined (fat LTO), `try_load` was 10.5 KB of WebAssembly that V8
+    /// optimized whole once a page had opened a few files (see `TaskDecoder::run_step`).
+    #[inline(never)]
+    fn decode_footer(&mut self) -> Result<DecodeResult<ParquetMetaData>> {
+        self.decoder.try_decode().map_err(|e| self.footer_error(e))
+    }
+
     /// `metadata` with its page index from the pushed bytes of `span`: arrow-rs decodes the
     /// offset indexes, [`FilePageIndex`] keeps the bytes for the column indexes.
+    #[inline(never)]
     fn with_page_index(
         &self,
         metadata: ParquetMetaData,
@@ -366,6 +371,7 @@ pub struct ParquetFile {
 }
 
 impl ParquetFile {
+    #[inline(never)]
     fn try_new(
         file_len: u64,
         metadata: Arc<ParquetMetaData>,

@@ -304,6 +304,11 @@ pub fn plan_scan(file: &ParquetFile, request: &ScanRequest) -> Result<ReadPlan> 
 
 /// Plans `request` over `file`, pruning with whatever bloom filter bytes `blooms` holds, and
 /// reading pages where `layouts` learned them (files without an offset index).
+///
+/// Its steps (specs, splits, read tasks, grouping) stay out of line: inlined (fat LTO), this
+/// was one function of 22 KB of WebAssembly that V8 optimized whole on a background thread
+/// once a page had planned a few scans, a core of a 2-core machine taken from the page's next
+/// queries (like `TaskDecoder::run_step`).
 pub fn plan_scan_with(
     file: &ParquetFile,
     request: &ScanRequest,
@@ -386,6 +391,7 @@ pub fn plan_scan_with(
 
 /// The read tasks of `specs`, numbered in order: each with its cross-scan cache key (when its
 /// filter columns may be kept), batch size and learned page locations.
+#[inline(never)] // out of line: see `plan_scan_with`
 fn read_tasks(
     scan: &BoundScan,
     request: &ScanRequest,
@@ -443,6 +449,7 @@ pub const GROUP_TASK_ROWS: u64 = 128 * 1024;
 /// output columns: the same filter columns over the same row groups group the same way whatever
 /// the scan projects or aggregates, and hit. (A re-filter that prunes other row groups groups
 /// them otherwise, and misses.) An output column of a group is then bounded only by its rows.
+#[inline(never)] // out of line: see `plan_scan_with`
 pub(crate) fn group_small_tasks(
     scan: &BoundScan,
     tasks: Vec<ReadTask>,
@@ -694,6 +701,7 @@ pub(crate) fn row_spans(file: &ParquetFile, request: &ScanRequest) -> Vec<(usize
 }
 
 /// Without a filter: `offset`/`limit` become each row group's skip/take.
+#[inline(never)] // out of line: see `plan_scan_with`
 fn unfiltered_specs(
     file: &ParquetFile,
     request: &ScanRequest,
@@ -725,6 +733,7 @@ fn unfiltered_specs(
 }
 
 /// With a filter: prune row groups and pages; each task stops after `offset + limit` matches.
+#[inline(never)] // out of line: see `plan_scan_with`
 fn filtered_specs(
     file: &ParquetFile,
     request: &ScanRequest,
@@ -785,6 +794,7 @@ fn filtered_specs(
 
 /// Splits each row group's task into windows of about `target` rows, starting at page
 /// boundaries of the first projected column (so a page is rarely read by two tasks).
+#[inline(never)] // out of line: see `plan_scan_with`
 fn split_specs(scan: &BoundScan, specs: Vec<(TaskSpec, u64)>, target: u64) -> Vec<(TaskSpec, u64)> {
     let metadata = scan.file().metadata();
     let leaf = (0..metadata.file_metadata().schema_descr().num_columns())
