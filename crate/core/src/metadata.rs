@@ -371,7 +371,7 @@ pub struct ParquetFile {
 }
 
 impl ParquetFile {
-    #[inline(never)]
+    #[inline(never)] // out of line: see `MetadataLoader::decode_footer`
     fn try_new(
         file_len: u64,
         metadata: Arc<ParquetMetaData>,

@@ -499,7 +499,7 @@ impl TaskDecoder {
 
     /// Checks the page headers of `bytes` (file range `range`, asked for by the decoder) before
     /// the decoder sees them.
-    #[inline(never)]
+    #[inline(never)] // out of line: see `run_step`
     fn check_pages(&mut self, range: &Range<u64>, bytes: &Bytes) -> Result<()> {
         // The last chunk starting at or before the range (a range in none of them is the
         // decoder's business, not a page to check). A hostile file's chunks may overlap, one
@@ -539,7 +539,7 @@ impl TaskDecoder {
         }
     }
 
-    #[inline(never)]
+    #[inline(never)] // out of line: see `run_step`
     fn finish(&mut self) -> Result<TaskOutput> {
         let stream = self
             .stream
@@ -673,7 +673,7 @@ impl TaskDecoder {
     }
 
     /// Step 2 without a decoder: the next batch of kept output columns (or of row counts).
-    #[inline(never)]
+    #[inline(never)] // out of line: see `run_step`
     fn next_from_kept(&mut self) -> Result<Option<RecordBatch>> {
         let cross = self.cross_mut()?;
         let n = cross.passed - cross.emitted;
