@@ -124,6 +124,7 @@ test('counts a filter’s matches, draws the query panel, and an edited filter t
   };
   const first = await runFilter("l_comment LIKE '%special%requests%'");
   if (first === undefined) throw new Error('no stats');
+  const firstRows = await page.locator('#grid tbody').innerText();
   // The count shown is the count the library computes.
   const expected = await page.evaluate(async () => {
     const { file } = (window as unknown as Handles).explorer;
@@ -164,6 +165,70 @@ test('counts a filter’s matches, draws the query panel, and an edited filter t
   await expect(page.locator('#query-cache')).toHaveAttribute('data-hits', '6');
   await expect(page.locator('#row-group-map td[data-fate=cached]')).toHaveCount(6);
   await page.screenshot({ path: info.outputPath('explorer-refilter-cached.png'), fullPage: true });
+
+  // Back to the first filter: its rows and count come back as the first run read them, and
+  // nothing is read (the edited filter above did read, so the counter sees the reads).
+  let reads = 0;
+  page.on('request', (request) => {
+    if (request.url().includes('/data/lineitem-sf1.parquet')) reads += 1;
+  });
+  await runFilter("l_comment LIKE '%carefully%'");
+  expect(reads).toBeGreaterThan(0);
+  const readsBefore = reads;
+  const again = await runFilter("l_comment LIKE '%special%requests%'");
+  expect(reads).toBe(readsBefore);
+  expect(again).toEqual(first);
+  await expect(page.locator('#match-count')).toHaveAttribute('data-count', '18655');
+  await expect(page.locator('#scan-stats')).toHaveAttribute('data-kept', 'true');
+  await expect(page.locator('#scan-stats')).toContainText('nothing read now');
+  await expect(page.locator('#query-scans tbody tr').first()).toContainText('nothing read now');
+  await expect(page.locator('#query-scans tbody tr').nth(1)).toContainText('nothing read now');
+  expect(await page.locator('#grid tbody').innerText()).toBe(firstRows);
+  // The same filter run twice in a row: the second run reads nothing either.
+  await runFilter("l_comment LIKE '%special%requests%'");
+  expect(reads).toBe(readsBefore);
+  await page.screenshot({ path: info.outputPath('explorer-filter-again.png'), fullPage: true });
+});
+
+test('a rare filter shows its first matches as their row group is read, not when the last one is', async ({
+  page,
+}, info) => {
+  // 150 ms per request: the matches of '%special%requests%deposits%' lie in every row group of
+  // SF1, and reading the pages that hold them takes several rounds per row group.
+  const slow = await startRangeServer({
+    mounts: { '/': path.join(repoRoot, 'web/explorer/dist'), '/data/': path.join(cacheDir, 'data') },
+    latencyMs: 150,
+  });
+  try {
+    await page.goto(`${slow.url}/?url=/data/lineitem-sf1.parquet`);
+    await page.waitForSelector('body[data-state=ready]', { timeout: 30_000 });
+    await page.fill('#filter-input', "l_comment LIKE '%special%requests%deposits%'");
+    const started = Date.now();
+    await page.click('#filter-button');
+    // Rows of the new filter on screen while its first block is still being read (the match
+    // count still says "Filtering…", and rows below are loading).
+    await page.waitForFunction(
+      () =>
+        document.querySelector('#match-count')?.textContent === 'Filtering…' &&
+        document.querySelectorAll('#grid-rows tr[data-row]:not(.loading)').length > 0 &&
+        document.querySelectorAll('#grid-rows tr.loading').length > 0,
+      undefined,
+      { timeout: 60_000 },
+    );
+    const firstShown = Date.now() - started;
+    await page.screenshot({ path: info.outputPath('explorer-rare-filter-first-matches.png') });
+    const shownRows = await page.locator('#grid-rows tr[data-row]:not(.loading)').allInnerTexts();
+    await page.waitForSelector('#match-count[data-count]', { timeout: 60_000 });
+    console.log(
+      `\nrare filter at 150 ms per request: first matches shown after ${firstShown} ms, counted after ${Date.now() - started} ms`,
+    );
+    await expect(page.locator('#match-count')).toHaveAttribute('data-count', '82');
+    // The rows shown early are the first matches, in order: the whole block starts with them.
+    const allRows = await page.locator('#grid-rows tr[data-row]').allInnerTexts();
+    expect(allRows.slice(0, shownRows.length)).toEqual(shownRows);
+  } finally {
+    await slow.close();
+  }
 });
 
 test('cancels a long scan: the count stops, the page stays usable, no request is left open', async ({ page }, info) => {
@@ -571,11 +636,16 @@ test('every parquet-testing file opens in the explorer with no page error: its r
         outcomes[name] = 'error';
         continue;
       }
-      // No cell shows a raw exception, and no row stays a placeholder.
       // No row stays a placeholder, and no cell shows a raw exception.
       await expect(page.locator('#grid-rows tr.loading')).toHaveCount(0, { timeout: 5_000 });
       await expect(page.locator('#grid')).not.toContainText('TypeError');
       await expect(page.locator('#grid')).not.toContainText('RangeError');
+      if (name === 'int96_from_spark.parquet') {
+        // Spark's INT96 timestamps, nanoseconds past 2^53: every digit, as exact text.
+        await expect(page.locator('#grid-rows tr[data-row="0"]')).toContainText('2024-01-01');
+        await expect(page.locator('#grid-rows tr[data-row="0"]')).toContainText('123456');
+        await page.screenshot({ path: test.info().outputPath('explorer-int96.png'), fullPage: true });
+      }
       outcomes[name] = 'ok';
     }
   } finally {

@@ -37,7 +37,7 @@
  *   (the first block's failure is the view's: the page shows it). Other failures stay shown.
  * - `data-first-row` on the grid and `data-row` on each rendered row say what is shown (tests).
  */
-import { type DataType, type Schema, type Table, Type } from 'apache-arrow';
+import { type DataType, type RecordBatch, type Schema, Type } from 'apache-arrow';
 import { formatValue, type ScanStats, valueAt } from 'parquet-skim';
 import { el, formatBytes, formatCount, plural, truncate } from './dom.js';
 import { isNumeric } from './scan-stats-view.js';
@@ -46,6 +46,8 @@ import { typeLabel } from './values.js';
 const ROW_PX = 24;
 const BLOCK_ROWS = 200;
 const KEEP_BLOCKS = 32;
+/** Views (a filter and the columns read) whose read blocks are kept for when they are shown again. */
+const KEEP_VIEWS = 4;
 const MAX_SPACER_PX = 8_000_000;
 const MAX_CELL_CHARS = 60;
 /** The viewport's least height when it is not fitted to few rows. */
@@ -62,8 +64,13 @@ const PASSING = new Set(['NETWORK', 'TIMEOUT', 'HTTP_STATUS', 'WORKER_CRASHED'])
 /** What the grid reads from: a file or a dataset (both scan with columns, filter, offset and limit). */
 export interface GridSource {
   readonly schema: Schema;
-  scan(options: { columns: string[]; filter?: string; offset: number; limit: number; signal: AbortSignal }): {
-    toTable(): Promise<Table>;
+  scan(options: {
+    columns: string[];
+    filter?: string;
+    offset: number;
+    limit: number;
+    signal: AbortSignal;
+  }): AsyncIterable<RecordBatch> & {
     readonly stats: ScanStats;
   };
 }
@@ -71,6 +78,11 @@ export interface GridSource {
 interface Block {
   /** Cell texts by row then column (whole values); `undefined` while loading. */
   rows?: Array<Array<string | null>>;
+  /**
+   * The rows read so far while the block loads: a scan yields its batches in file order, so a
+   * rare filter's first matches show as their row group is read, not when the last one is.
+   */
+  partial?: Array<Array<string | null>>;
   controller: AbortController;
   /** Why its read failed: an error code, or `cancelled`. */
   failed?: string;
@@ -82,8 +94,25 @@ interface Block {
 
 /** The caller of {@link DataGrid.show} waiting for its view's first rows. */
 interface Waiting {
-  resolve(stats: ScanStats): void;
+  resolve(shown: Shown): void;
   reject(error: unknown): void;
+}
+
+/**
+ * A view's first rows shown: the stats of the scan that read them, and whether that scan ran for
+ * an earlier showing of the same view (its blocks were kept: nothing was read now).
+ */
+export interface Shown {
+  stats: ScanStats;
+  kept: boolean;
+}
+
+/** A view's blocks that were read, kept for when it is shown again. */
+interface KeptView {
+  blocks: Map<number, Block>;
+  rows: number;
+  rowsKnown: boolean;
+  first: ScanStats;
 }
 
 /** The selected cell (`column` null: the whole row). */
@@ -125,6 +154,10 @@ export class DataGrid {
   private draggedAt = Number.NEGATIVE_INFINITY;
   private settleTimer: ReturnType<typeof setTimeout> | undefined;
   private selection: Selection | null = null;
+  /** The stats of the scan that read the current view's first block, once it is read. */
+  private first: ScanStats | undefined;
+  /** Earlier views' read blocks, by {@link viewKey}, least recently shown first. */
+  private readonly kept = new Map<string, KeptView>();
   /** The current view's caller, until its first block is read (or fails, or is given up). */
   private waiting: Waiting | null = null;
   /** Widths the user dragged columns to, by column name (the others size to their content). */
@@ -170,21 +203,34 @@ export class DataGrid {
   }
 
   /**
-   * Shows every row (`filter` undefined) or a filter's matches from the top; resolves with the
-   * first block's scan stats once its rows are shown, rejects with its error, or with `signal`'s
-   * reason. A column change while it loads reads the block again (the promise waits for that);
-   * a newer `show()` gives it up (an `AbortError`).
+   * Shows every row (`filter` undefined) or a filter's matches from the top; resolves once its
+   * first rows are shown, rejects with its error, or with `signal`'s reason. A column change while
+   * it loads reads the block again (the promise waits for that); a newer `show()` gives it up (an
+   * `AbortError`). A view shown before (the same filter and columns, one of the last
+   * {@link KEEP_VIEWS}) comes back with the blocks it had read, at once: running a filter again, or
+   * going back to the one before an edit, reads nothing the grid already holds.
    */
-  show(filter: string | undefined, signal: AbortSignal): Promise<ScanStats> {
+  show(filter: string | undefined, signal: AbortSignal): Promise<Shown> {
     this.waiting?.reject(new DOMException('a newer view replaced this one', 'AbortError'));
+    this.keepView();
     this.filter = filter;
     this.rows = filter === undefined ? this.sourceRows : BLOCK_ROWS;
     this.rowsKnown = filter === undefined;
     this.unselect();
     this.dropBlocks();
+    const key = this.viewKey();
+    const kept = this.kept.get(key);
+    this.kept.delete(key);
+    if (kept !== undefined) {
+      for (const [index, block] of kept.blocks) this.blocks.set(index, block);
+      this.rows = kept.rows;
+      this.rowsKnown = kept.rowsKnown;
+      this.first = kept.first;
+    }
     this.updateSpacer();
     this.scrollToRow(0);
-    const done = new Promise<ScanStats>((resolve, reject) => {
+    if (kept !== undefined) return Promise.resolve({ stats: kept.first, kept: true });
+    const done = new Promise<Shown>((resolve, reject) => {
       const waiting: Waiting = {
         resolve: (stats) => {
           if (this.waiting === waiting) this.waiting = null;
@@ -240,8 +286,27 @@ export class DataGrid {
   }
 
   private dropBlocks(): void {
-    for (const block of this.blocks.values()) block.controller.abort();
+    for (const block of this.blocks.values()) if (block.rows === undefined) block.controller.abort();
     this.blocks.clear();
+    this.first = undefined;
+  }
+
+  /** Which view the grid shows: its filter and the columns it reads. */
+  private viewKey(): string {
+    return JSON.stringify([this.filter ?? null, this.columns]);
+  }
+
+  /** Keeps the current view's read blocks (if its first block was read) for when it is shown again. */
+  private keepView(): void {
+    if (this.first === undefined) return;
+    const blocks = new Map([...this.blocks].filter(([, block]) => block.rows !== undefined));
+    const key = this.viewKey();
+    this.kept.delete(key);
+    this.kept.set(key, { blocks, rows: this.rows, rowsKnown: this.rowsKnown, first: this.first });
+    while (this.kept.size > KEEP_VIEWS) {
+      const [oldest] = this.kept.keys();
+      if (oldest !== undefined) this.kept.delete(oldest);
+    }
   }
 
   /** The last first-row there is: the rows that do not fit the viewport. */
@@ -490,7 +555,7 @@ export class DataGrid {
 
   /** The cell texts of `row`, when its block is loaded. */
   private cellsOf(row: number): Array<string | null> | undefined {
-    return this.blocks.get(Math.floor(row / BLOCK_ROWS))?.rows?.[row % BLOCK_ROWS];
+    return cellsOf(this.blocks.get(Math.floor(row / BLOCK_ROWS)), row);
   }
 
   /** Measures the header and a row as rendered; true if either changed (then render again). */
@@ -563,7 +628,7 @@ export class DataGrid {
     const selected = this.selection;
     for (let row = first; row < last; row++) {
       const block = this.blocks.get(Math.floor(row / BLOCK_ROWS));
-      const cells = block?.rows?.[row % BLOCK_ROWS];
+      const cells = cellsOf(block, row);
       if (block?.rows !== undefined && cells === undefined) break; // past the last match
       const tr = el('tr', { className: cells === undefined ? 'loading' : '' });
       tr.dataset.row = String(row);
@@ -630,38 +695,55 @@ export class DataGrid {
       fail(error);
       return block;
     }
-    scan.toTable().then(
-      (table) => {
-        // Dropped (a column change, a newer view): its replacement answers, if any.
-        if (!current()) return;
-        try {
-          block.rows = textRows(table);
-        } catch (error) {
-          fail(error);
-          return;
-        }
-        this.learnRows(index, table.numRows);
-        this.cost.rows += table.numRows;
-        this.cost.bytes += scan.stats.bytesFetched;
-        this.cost.requests += scan.stats.requests;
-        this.cost.blocks += 1;
-        this.cost.tasks += scan.stats.tasksTotal;
-        this.cost.cacheHits += scan.stats.columnCache.hits;
-        this.target.dataset.fetchedBytes = String(this.cost.bytes);
-        const { rows, blocks, bytes, requests, tasks, cacheHits } = this.cost;
-        const cached = cacheHits > 0 ? `; ${cacheHits} of ${plural(tasks, 'task')} from the cache` : '';
-        this.costLine.textContent = `The grid has read ${plural(rows, 'row')} in ${plural(blocks, 'block')}: ${formatBytes(bytes)} in ${plural(requests, 'request')}${cached}.`;
-        if (index === 0) this.waiting?.resolve(scan.stats);
-        if (this.selection !== null && Math.floor(this.selection.row / BLOCK_ROWS) === index)
-          this.select(this.selection);
-        this.schedule();
-      },
-      (error: unknown) => {
-        if (this.blocks.get(index) !== block) return;
-        fail(error);
-      },
-    );
+    void this.read(scan, block, index, current, fail);
     return block;
+  }
+
+  /**
+   * Reads `scan` into `block`, showing its rows as its batches arrive (in file order) and the
+   * whole block once the scan ends.
+   */
+  private async read(
+    scan: ReturnType<GridSource['scan']>,
+    block: Block,
+    index: number,
+    current: () => boolean,
+    fail: (error: unknown) => void,
+  ): Promise<void> {
+    const rows: Array<Array<string | null>> = [];
+    try {
+      for await (const batch of scan) {
+        // Dropped (a column change, a newer view): its replacement answers, if any. Leaving the
+        // loop ends the scan (its iterator's return() aborts what it still reads).
+        if (!current()) return;
+        rows.push(...textRows(batch));
+        block.partial = rows;
+        this.schedule();
+      }
+    } catch (error) {
+      if (this.blocks.get(index) === block) fail(error);
+      return;
+    }
+    if (!current()) return;
+    block.rows = rows;
+    block.partial = undefined;
+    this.learnRows(index, rows.length);
+    this.cost.rows += rows.length;
+    this.cost.bytes += scan.stats.bytesFetched;
+    this.cost.requests += scan.stats.requests;
+    this.cost.blocks += 1;
+    this.cost.tasks += scan.stats.tasksTotal;
+    this.cost.cacheHits += scan.stats.columnCache.hits;
+    this.target.dataset.fetchedBytes = String(this.cost.bytes);
+    const { blocks, bytes, requests, tasks, cacheHits } = this.cost;
+    const cached = cacheHits > 0 ? `; ${cacheHits} of ${plural(tasks, 'task')} from the cache` : '';
+    this.costLine.textContent = `The grid has read ${plural(this.cost.rows, 'row')} in ${plural(blocks, 'block')}: ${formatBytes(bytes)} in ${plural(requests, 'request')}${cached}.`;
+    if (index === 0) {
+      this.first = scan.stats;
+      this.waiting?.resolve({ stats: scan.stats, kept: false });
+    }
+    if (this.selection !== null && Math.floor(this.selection.row / BLOCK_ROWS) === index) this.select(this.selection);
+    this.schedule();
   }
 
   /** What block `index` holding `n` rows says about a filter's matches while they are not counted. */
@@ -677,6 +759,11 @@ export class DataGrid {
     }
     this.updateSpacer();
   }
+}
+
+/** Row `row`'s cell texts, if its block has read it (whole, or so far). */
+function cellsOf(block: Block | undefined, row: number): Array<string | null> | undefined {
+  return (block?.rows ?? block?.partial)?.[row % BLOCK_ROWS];
 }
 
 /** What the rows of a block show while they are not read: loading, or why not (and whether it is tried again). */
@@ -730,11 +817,12 @@ function sizeCell(cell: HTMLElement, px: number | undefined): void {
   cell.classList.toggle('sized', px !== undefined);
 }
 
-function textRows(table: Table): Array<Array<string | null>> {
-  const fields = table.schema.fields;
-  const vectors = fields.map((_, i) => table.getChildAt(i));
+/** A batch's cell texts by row then column. */
+function textRows(batch: RecordBatch): Array<Array<string | null>> {
+  const fields = batch.schema.fields;
+  const vectors = fields.map((_, i) => batch.getChildAt(i));
   const rows: Array<Array<string | null>> = [];
-  for (let r = 0; r < table.numRows; r++) {
+  for (let r = 0; r < batch.numRows; r++) {
     rows.push(fields.map((f, c) => formatValue(valueAt(vectors[c], r), f.type)));
   }
   return rows;

@@ -45,6 +45,24 @@ import { renderSchema } from './schema-view.js';
  */
 const CACHE_BYTES = 256 * 2 ** 20;
 
+/**
+ * Counts kept per open file or dataset, by filter text: running a filter again (or going back to
+ * one before an edit) shows its count at once, with the grid's kept view (grid-view.ts). They
+ * belong to the file as opened; opening it again reads afresh.
+ */
+const KEEP_COUNTS = 16;
+const keptCounts = new WeakMap<Target, Map<string, { matches: number; stats: ScanStats }>>();
+
+/** The counts kept for `target`. */
+function countsOf(target: Target): Map<string, { matches: number; stats: ScanStats }> {
+  let counts = keptCounts.get(target);
+  if (counts === undefined) {
+    counts = new Map();
+    keptCounts.set(target, counts);
+  }
+  return counts;
+}
+
 /** What tests can reach: the current reader and file (or dataset), the grid, and the query panel's stats. */
 interface ExplorerHandles {
   reader: Reader | undefined;
@@ -157,9 +175,9 @@ async function showRows(target: Target, rows: number, signal: AbortSignal, isCur
   grid = new DataGrid(page.grid, page.picker, target, rows);
   window.explorer.grid = grid;
   setStatus('Reading the first rows…');
-  const stats = await grid.show(undefined, signal);
+  const { stats, kept } = await grid.show(undefined, signal);
   if (!isCurrent()) return;
-  renderScanStats(page.scanStats, stats);
+  renderScanStats(page.scanStats, stats, kept);
   setStatus('');
   setState('ready');
 }
@@ -247,9 +265,9 @@ async function runFilter(): Promise<void> {
   page.progress.removeAttribute('value'); // indeterminate until the count reports progress
   page.cancelButton.disabled = false;
   try {
-    const stats = await view.show(text === '' ? undefined : text, signal);
+    const { stats, kept } = await view.show(text === '' ? undefined : text, signal);
     if (!isCurrent()) return;
-    renderScanStats(page.scanStats, stats);
+    renderScanStats(page.scanStats, stats, kept);
     markStale(false);
     if (text === '') {
       page.matchBar.hidden = true;
@@ -258,7 +276,7 @@ async function runFilter(): Promise<void> {
       setState('ready');
       return;
     }
-    await countMatches(file, reader, text, signal, isCurrent, stats);
+    await countMatches(file, reader, text, signal, isCurrent, { stats, kept });
   } catch (error) {
     if (!isCurrent()) return;
     page.cancelButton.disabled = true;
@@ -306,7 +324,7 @@ async function countMatches(
   filter: string,
   signal: AbortSignal,
   isCurrent: () => boolean,
-  firstRows: ScanStats,
+  firstRows: { stats: ScanStats; kept: boolean },
 ): Promise<void> {
   setStatus('Counting the matching rows…');
   setState('loading');
@@ -320,10 +338,19 @@ async function countMatches(
     page.progress.value = p.tasksDone;
   };
   try {
-    const { values, stats } = await file.aggregate({ filter, aggregates: { n: count() }, signal, onProgress });
+    const counts = countsOf(file);
+    const known = counts.get(filter);
+    let counted = known;
+    if (counted === undefined) {
+      const { values, stats } = await file.aggregate({ filter, aggregates: { n: count() }, signal, onProgress });
+      counted = { matches: Number(values.n), stats };
+    }
+    const { matches, stats } = counted;
     if (!isCurrent()) return;
+    counts.delete(filter);
+    counts.set(filter, { matches, stats });
+    while (counts.size > KEEP_COUNTS) counts.delete(counts.keys().next().value as string);
     window.explorer.lastStats = stats;
-    const matches = Number(values.n);
     page.matchCount.textContent = `${matches.toLocaleString('en-US')} matching rows`;
     page.matchCount.dataset.count = String(matches);
     page.progress.value = page.progress.max;
@@ -337,8 +364,11 @@ async function countMatches(
       columns: file.schema.fields.map((f) => f.name),
       read: filterColumns(reader.parseFilter(filter)),
       scans: [
-        { label: 'first rows (the grid)', stats: firstRows },
-        { label: 'count', stats },
+        {
+          label: `first rows (the grid${firstRows.kept ? ', read by an earlier run: nothing read now' : ''})`,
+          stats: firstRows.stats,
+        },
+        { label: `count${known === undefined ? '' : ' (by an earlier run: nothing read now)'}`, stats },
       ],
     });
     page.queryCard.hidden = false;

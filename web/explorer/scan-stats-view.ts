@@ -5,13 +5,19 @@ import { DataType } from 'apache-arrow';
 import type { ScanStats } from 'parquet-skim';
 import { el, formatBytes, formatMs, plural } from './dom.js';
 
-/** Fills `target` with "N rows in X ms, Y KB fetched in Z requests"; the count goes in `#row-count`. */
-export function renderScanStats(target: HTMLElement, stats: ScanStats): void {
+/**
+ * Fills `target` with "N rows in X ms, Y KB fetched in Z requests"; the count goes in `#row-count`.
+ * `kept`: the rows were read by an earlier run of the same view, and are shown again as they were.
+ */
+export function renderScanStats(target: HTMLElement, stats: ScanStats, kept = false): void {
   target.replaceChildren(
     el('span', { id: 'row-count', text: plural(stats.rowsOut, 'row') }),
-    ` in ${formatMs(stats.elapsedMs)}, ${formatBytes(stats.bytesFetched)} fetched in ${plural(stats.requests, 'request')}`,
-    ...pruning(stats),
+    kept
+      ? ' shown again as an earlier run read them: nothing read now'
+      : ` in ${formatMs(stats.elapsedMs)}, ${formatBytes(stats.bytesFetched)} fetched in ${plural(stats.requests, 'request')}`,
+    ...(kept ? [] : pruning(stats)),
   );
+  target.dataset.kept = String(kept);
 }
 
 /** What a filter skipped, when it skipped anything. */
