@@ -12,6 +12,8 @@
 # - interactive speed: a cold page's first rows and a lookup, and the same on a warm reader, on
 #   files from three writers, against the I/O and compile floors and the peers, at 0 and 20 ms per
 #   request, with the cold path broken down → bench/results/<date>-interactive.{json,md}
+# - the explorer: an edited LIKE on SF1's l_comment, its first rows, block and count against the
+#   I/O floor of what it fetched, at 0 and 20 ms → bench/results/<date>-explorer.{json,md}
 # - a dataset of 3,024 files (the hive lineitem listed 36 times) counted in one page, with and
 #   without the bound on its open files' memory → bench/results/<date>-dataset-memory.{json,md}
 set -euo pipefail
@@ -29,4 +31,5 @@ node tests/bench/size.mjs
 bash tests/conformance/setup-venv.sh >/dev/null  # tpchgen-cli, pyarrow and DuckDB write the other writers' files
 node tests/bench/peers.mjs
 node tests/bench/interactive.mjs
+node tests/bench/explorer.mjs
 node tests/bench/dataset-memory.mjs

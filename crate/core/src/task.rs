@@ -49,7 +49,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions};
-use arrow_buffer::BooleanBufferBuilder;
+use arrow_buffer::{BooleanBuffer, BooleanBufferBuilder};
 use arrow_schema::SchemaRef;
 use arrow_select::filter::prep_null_mask_filter;
 use parquet::arrow::arrow_reader::metrics::ArrowReaderMetrics;
@@ -578,14 +578,31 @@ impl TaskDecoder {
     }
 
     /// A cache hit: evaluate the filter on the cached batches.
+    ///
+    /// With a limit, the batches after the one where it is reached are not evaluated (their rows
+    /// are not wanted): an edited filter's first rows stop at the first batches that hold them
+    /// instead of running the filter over every row the cache holds (SF1's `l_comment`, a
+    /// common `LIKE`: 1M strings of a row group, ~125 ms in Chromium, for 200 rows found in the
+    /// first few thousand).
     fn evaluate_kept(&mut self) -> Result<()> {
         let cross = self.cross_mut()?;
+        let limit = cross.spec.limit.map_or(usize::MAX, |limit| {
+            usize::try_from(limit).unwrap_or(usize::MAX)
+        });
         let mut masks = Vec::with_capacity(cross.kept.len());
+        let mut passed = 0usize;
         for batch in &cross.kept {
-            masks.push(
-                eval::evaluate(cross.filter.predicate(), batch)
-                    .map_err(|e| SkimError::from_arrow("evaluating the filter", e))?,
-            );
+            if passed >= limit {
+                masks.push(BooleanArray::new(
+                    BooleanBuffer::new_unset(batch.num_rows()),
+                    None,
+                ));
+                continue;
+            }
+            let mask = eval::evaluate(cross.filter.predicate(), batch)
+                .map_err(|e| SkimError::from_arrow("evaluating the filter", e))?;
+            passed = passed.saturating_add(mask.true_count());
+            masks.push(mask);
         }
         cross.masks = masks;
         Ok(())

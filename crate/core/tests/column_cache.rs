@@ -443,3 +443,41 @@ fn first_rows_use_and_fill_the_cache() {
         assert!(!asked.is_empty() || batches.is_empty());
     }
 }
+
+/// A hit with a limit stops evaluating the filter once the limit's rows have passed; the rows it
+/// returns are still the first ones the fused path returns, for limits inside a batch, at a
+/// batch's end, across batches and past every match.
+#[test]
+fn a_hit_with_a_limit_returns_the_first_passing_rows() {
+    let file = sample_file();
+    let (parquet, _) = open(&file, 512 * 1024);
+    let mut cache = ColumnCache::new(64 << 20);
+    // Planned as the limited scans are (a limit keeps the small row groups apart, so the keys
+    // match), with a limit past every row: the first scan sees every row, and keeps its column.
+    let unlimited = ScanRequest {
+        batch_size: Some(64),
+        limit: Some(1 << 40),
+        ..request("name LIKE '%7%'", "sample@limit")
+    };
+    let (all, _, hits) = run(&parquet, &file, &unlimited, &mut cache);
+    assert_eq!(hits, 0);
+    let schema = all[0].schema();
+    let all = concat(&schema, &all);
+    assert!(all.num_rows() > 200, "{} matches", all.num_rows());
+    for limit in [1, 7, 64, 150, all.num_rows() as u64 + 10] {
+        let limited = ScanRequest {
+            limit: Some(limit),
+            ..unlimited.clone()
+        };
+        let (batches, _, hits) = run(&parquet, &file, &limited, &mut cache);
+        assert!(hits > 0, "limit {limit}: no hit");
+        let got = concat(&schema, &batches);
+        let want = (limit as usize).min(all.num_rows());
+        assert!(
+            got.num_rows() >= want,
+            "limit {limit}: {} rows",
+            got.num_rows()
+        );
+        assert_eq!(got.slice(0, want), all.slice(0, want), "limit {limit}");
+    }
+}
