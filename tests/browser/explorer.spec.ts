@@ -76,6 +76,24 @@ test('shows a typed error for a missing file', async ({ page, explorerUrl }, inf
   await page.screenshot({ path: info.outputPath('explorer-error.png'), fullPage: true });
 });
 
+test('a file on another origin whose server hides Content-Range: the page says which CORS headers it must send', async ({
+  page,
+  explorerUrl,
+}, info) => {
+  const other = await startRangeServer({ mounts: { '/data/': path.join(cacheDir, 'data') } });
+  try {
+    // 127.0.0.1 and localhost are two origins; the server sends no Access-Control-Expose-Headers.
+    const url = `${other.url.replace('127.0.0.1', 'localhost')}/hostile/no-expose/data/lineitem-sf1.parquet`;
+    await page.goto(`${explorerUrl}/?url=${encodeURIComponent(url)}`);
+    await page.waitForSelector('body[data-state=error]', { timeout: 30_000 });
+    await expect(page.locator('#error')).toContainText('Access-Control-Expose-Headers');
+    await expect(page.locator('#error')).toContainText('Content-Range');
+    await page.screenshot({ path: info.outputPath('explorer-cors.png'), fullPage: true });
+  } finally {
+    await other.close();
+  }
+});
+
 test('filters the open file and shows the count the scan reports', async ({ page, explorerUrl }, info) => {
   await page.goto(`${explorerUrl}/?url=/data/lineitem-sf1.parquet`);
   await page.waitForSelector('body[data-state=ready]');
