@@ -518,8 +518,13 @@ function showError(error: unknown): void {
 
 function describeError(error: unknown): { code: string; message: string } {
   if (error instanceof Error) {
-    const code = (error as { code?: unknown }).code;
-    return { code: typeof code === 'string' ? code : error.name, message: error.message };
+    const raw = (error as { code?: unknown }).code;
+    const code = typeof raw === 'string' ? raw : error.name;
+    // Shown after its code, a message that opens by restating it ("invalid filter: …" after
+    // INVALID_FILTER) says it once.
+    const lead = `${code.toLowerCase().replaceAll('_', ' ')}: `;
+    const message = error.message.toLowerCase().startsWith(lead) ? error.message.slice(lead.length) : error.message;
+    return { code, message };
   }
   return { code: 'ERROR', message: String(error) };
 }
