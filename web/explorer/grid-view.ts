@@ -13,10 +13,14 @@
  *   is scrolled away before it is read. While the scrollbar is dragged, a block that comes into
  *   view is read only once the view has rested {@link SETTLE_MS}: a drag across the file plans
  *   the few blocks it ends on, not a scan for every block it passes (planning is synchronous on
- *   the page, and each of those scans would be aborted at once).
+ *   the page, and each of those scans would be aborted at once). A block's rows show as its
+ *   scan's batches arrive, in file order: a rare filter's first matches are on screen once their
+ *   row group is read, not once the last row group holding one of the block's 200 is.
  * - {@link DataGrid.show} starts a view (all rows, or a filter's matches): the last view's rows
- *   go at once (its blocks are aborted, the rows show as loading), and it resolves with the first
- *   block's scan stats, or rejects with its error: the page shows either. How many matches
+ *   go at once (its reads are aborted, the rows show as loading), and it resolves with the first
+ *   block's scan stats, or rejects with its error: the page shows either. The read blocks of the
+ *   last {@link KEEP_VIEWS} views are kept: a view shown again (a filter run again, the one before
+ *   an edit) comes back at once with them, and says it read nothing now. How many matches
  *   a filter has is not known until it is counted ({@link DataGrid.setMatchCount}); until then the
  *   grid scrolls as far as the blocks read so far reach, one block ahead.
  * - Browsers cap an element's height (~33 M px in Chromium), below 6 M rows × 24 px, so the
