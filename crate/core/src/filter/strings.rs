@@ -223,15 +223,6 @@ fn like(value: &[u8], tokens: &[Token]) -> bool {
         .all(|tok| *tok == Token::Any)
 }
 
-/// Rows of `array` whose value contains `needle`, searching the value buffer in one pass; nulls
-/// stay null.
-fn contains_in_buffer<T: ByteArrayType>(array: &GenericByteArray<T>, needle: &[u8]) -> BooleanArray
-where
-    T::Offset: OffsetSizeTrait,
-{
-    occurrence_in_buffer(array, needle, |_, _| true)
-}
-
 /// Rows of `array` where `needle` occurs and `rest(value, end)` holds for its leftmost occurrence
 /// in the value (`end`: where that occurrence ends in it), searching the value buffer for `needle`
 /// in one pass; nulls stay null.
@@ -295,14 +286,8 @@ pub fn string_match(
 ) -> Result<BooleanArray, ArrowError> {
     let m = Matcher::new(kind, text);
     if let Matcher::Contains(needle) = &m {
-        match array.data_type() {
-            DataType::Utf8 => return Ok(contains_in_buffer(array.as_string::<i32>(), needle)),
-            DataType::LargeUtf8 => return Ok(contains_in_buffer(array.as_string::<i64>(), needle)),
-            DataType::Binary => return Ok(contains_in_buffer(array.as_binary::<i32>(), needle)),
-            DataType::LargeBinary => {
-                return Ok(contains_in_buffer(array.as_binary::<i64>(), needle))
-            }
-            _ => {}
+        if let Some(found) = in_buffer(array, needle, |_, _| true) {
+            return Ok(found);
         }
     }
     if let Matcher::Segments {
@@ -320,37 +305,8 @@ pub fn string_match(
                     && end + suffix.len() <= value.len()
                     && segments_from(value, end, rest, suffix.len())
             };
-            let needle = first.needle();
-            match array.data_type() {
-                DataType::Utf8 => {
-                    return Ok(occurrence_in_buffer(
-                        array.as_string::<i32>(),
-                        needle,
-                        check,
-                    ))
-                }
-                DataType::LargeUtf8 => {
-                    return Ok(occurrence_in_buffer(
-                        array.as_string::<i64>(),
-                        needle,
-                        check,
-                    ))
-                }
-                DataType::Binary => {
-                    return Ok(occurrence_in_buffer(
-                        array.as_binary::<i32>(),
-                        needle,
-                        check,
-                    ))
-                }
-                DataType::LargeBinary => {
-                    return Ok(occurrence_in_buffer(
-                        array.as_binary::<i64>(),
-                        needle,
-                        check,
-                    ))
-                }
-                _ => {}
+            if let Some(found) = in_buffer(array, first.needle(), check) {
+                return Ok(found);
             }
         }
         let test = |v: Option<&[u8]>| v.map(|v| starts_with_segments(v, prefix, &finders, suffix));
@@ -358,6 +314,22 @@ pub fn string_match(
     }
     let test = |v: Option<&[u8]>| v.map(|v| m.matches(v));
     by_value(array, test)
+}
+
+/// [`occurrence_in_buffer`] on an array with one value buffer and offsets (UTF-8 and binary, both
+/// offset widths); `None` for other types (views), which are matched value by value.
+fn in_buffer(
+    array: &dyn Array,
+    needle: &[u8],
+    rest: impl Fn(&[u8], usize) -> bool,
+) -> Option<BooleanArray> {
+    Some(match array.data_type() {
+        DataType::Utf8 => occurrence_in_buffer(array.as_string::<i32>(), needle, rest),
+        DataType::LargeUtf8 => occurrence_in_buffer(array.as_string::<i64>(), needle, rest),
+        DataType::Binary => occurrence_in_buffer(array.as_binary::<i32>(), needle, rest),
+        DataType::LargeBinary => occurrence_in_buffer(array.as_binary::<i64>(), needle, rest),
+        _ => return None,
+    })
 }
 
 /// `test` on each value of the string or binary `array` (None for a null).
