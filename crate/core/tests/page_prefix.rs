@@ -1,0 +1,308 @@
+//! A read whose selection ends inside a page decompresses that page only as far as its rows
+//! reach (`crate/patches/parquet`, `file/page_prefix.rs`). These tests hold it to the answer a
+//! whole read gives: every selection here is read by arrow-rs's push decoder from the file's
+//! bytes and compared with the same rows taken from a read of everything.
+//!
+//! Files: written here with every encoding and level shape the prefix path handles (PLAIN
+//! fixed-width and byte arrays, dictionary indices, FIXED_LEN_BYTE_ARRAY, nullable and nested
+//! definition levels), and with those it leaves whole (booleans, lists), as v1 and v2 pages,
+//! with and without an offset index; and every file of `parquet-testing` that reads.
+
+mod common;
+
+use std::sync::Arc;
+
+use arrow_array::types::Int32Type;
+use arrow_array::{
+    ArrayRef, BooleanArray, Decimal128Array, Float64Array, Int32Array, Int64Array, ListArray,
+    RecordBatch, StringArray, StructArray,
+};
+use arrow_schema::{DataType, Field, Fields, Schema};
+use arrow_select::concat::concat_batches;
+use arrow_select::filter::filter_record_batch;
+use bytes::Bytes;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, RowSelection, RowSelector,
+};
+use parquet::arrow::push_decoder::ParquetPushDecoderBuilder;
+use parquet::basic::Compression;
+use parquet::file::metadata::{PageIndexPolicy, ParquetMetaDataReader};
+use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
+use parquet::DecodeResult;
+
+use common::{write_parquet, Rng};
+
+const ROWS: usize = 12_000;
+
+fn batch() -> RecordBatch {
+    let n = ROWS as i64;
+    let ids: Vec<i64> = (0..n).collect();
+    let maybe = |i: i64, every: i64| (i % every != 0).then_some(i);
+    let inner = Fields::from(vec![Field::new("x", DataType::Int32, true)]);
+    let columns: Vec<(&str, ArrayRef)> = vec![
+        ("id", Arc::new(Int64Array::from(ids.clone()))),
+        (
+            "n32",
+            Arc::new(Int32Array::from_iter(
+                ids.iter().map(|&i| maybe(i, 7).map(|v| v as i32)),
+            )),
+        ),
+        (
+            "f64",
+            Arc::new(Float64Array::from_iter_values(
+                ids.iter().map(|&i| i as f64 * 0.5),
+            )),
+        ),
+        (
+            "text",
+            Arc::new(StringArray::from_iter(ids.iter().map(|&i| {
+                maybe(i, 5).map(|v| format!("{}-{}", "t".repeat((v % 37) as usize), v))
+            }))),
+        ),
+        (
+            "kind",
+            Arc::new(StringArray::from_iter(
+                ids.iter()
+                    .map(|&i| maybe(i, 11).map(|v| format!("kind-{}", v % 13))),
+            )),
+        ),
+        (
+            "dec",
+            Arc::new(
+                Decimal128Array::from_iter(
+                    ids.iter().map(|&i| maybe(i, 3).map(|v| v as i128 * 1001)),
+                )
+                .with_precision_and_scale(20, 2)
+                .expect("decimal"),
+            ),
+        ),
+        (
+            "flag",
+            Arc::new(BooleanArray::from_iter(
+                ids.iter().map(|&i| Some(i % 3 == 0)),
+            )),
+        ),
+        (
+            "s",
+            Arc::new(StructArray::new(
+                inner.clone(),
+                vec![Arc::new(Int32Array::from_iter(
+                    ids.iter().map(|&i| maybe(i, 4).map(|v| v as i32)),
+                )) as ArrayRef],
+                Some(ids.iter().map(|&i| i % 9 != 0).collect()),
+            )),
+        ),
+        (
+            "list",
+            Arc::new(ListArray::from_iter_primitive::<Int32Type, _, _>(
+                ids.iter()
+                    .map(|&i| Some(vec![Some(i as i32); (i % 4) as usize])),
+            )),
+        ),
+    ];
+    let schema = Arc::new(Schema::new(
+        columns
+            .iter()
+            .map(|(name, a)| {
+                Field::new(
+                    *name,
+                    a.data_type().clone(),
+                    a.null_count() > 0 || *name == "s",
+                )
+            })
+            .collect::<Vec<_>>(),
+    ));
+    RecordBatch::try_new(schema, columns.into_iter().map(|(_, a)| a).collect()).expect("batch")
+}
+
+/// The sample as written with `compression`, pages of ~2,400 rows (more than the 1,024
+/// dictionary indices decoded ahead; none aligned to the selections' ends), row groups of
+/// 5,000 rows; v1 or v2 pages; with or without an offset index.
+fn sample(compression: Compression, v2: bool, offset_index: bool) -> Bytes {
+    let mut props = WriterProperties::builder()
+        .set_compression(compression)
+        .set_max_row_group_row_count(Some(5_000))
+        .set_data_page_row_count_limit(2_333)
+        .set_write_batch_size(111)
+        .set_statistics_enabled(if offset_index {
+            EnabledStatistics::Page
+        } else {
+            EnabledStatistics::Chunk
+        })
+        .set_offset_index_disabled(!offset_index)
+        .set_column_dictionary_enabled("id".into(), false)
+        .set_column_dictionary_enabled("text".into(), false)
+        .set_column_dictionary_enabled("n32".into(), false);
+    if v2 {
+        props = props.set_writer_version(WriterVersion::PARQUET_2_0);
+    }
+    write_parquet(&batch(), props.build())
+}
+
+fn metadata(file: &Bytes) -> ArrowReaderMetadata {
+    let meta = ParquetMetaDataReader::new()
+        .with_page_index_policy(PageIndexPolicy::Optional)
+        .parse_and_finish(file)
+        .expect("footer");
+    ArrowReaderMetadata::try_new(Arc::new(meta), ArrowReaderOptions::new()).expect("metadata")
+}
+
+/// Every row of `file`, read by the push decoder with `selection` and `limit`, concatenated.
+fn read(
+    file: &Bytes,
+    meta: &ArrowReaderMetadata,
+    selection: Option<RowSelection>,
+    limit: Option<usize>,
+) -> parquet::errors::Result<RecordBatch> {
+    let mut builder =
+        ParquetPushDecoderBuilder::new_with_metadata(meta.clone()).with_batch_size(777);
+    if let Some(selection) = selection {
+        builder = builder.with_row_selection(selection);
+    }
+    if let Some(limit) = limit {
+        builder = builder.with_limit(limit);
+    }
+    let mut decoder = builder.build()?;
+    let mut batches = Vec::new();
+    loop {
+        match decoder.try_decode()? {
+            DecodeResult::NeedsData(ranges) => {
+                let data = ranges
+                    .iter()
+                    .map(|r| file.slice(r.start as usize..r.end as usize))
+                    .collect();
+                decoder.push_ranges(ranges, data)?;
+            }
+            DecodeResult::Data(batch) => batches.push(batch),
+            DecodeResult::Finished => break,
+        }
+    }
+    Ok(concat_batches(meta.schema(), &batches).expect("concat"))
+}
+
+/// The rows of `whole` that `selection` (and then `limit`) picks.
+fn expected(whole: &RecordBatch, selection: &RowSelection, limit: Option<usize>) -> RecordBatch {
+    let mut mask = Vec::with_capacity(whole.num_rows());
+    for s in selection.iter() {
+        mask.extend(std::iter::repeat_n(!s.skip, s.row_count));
+    }
+    mask.resize(whole.num_rows(), false);
+    let picked = filter_record_batch(whole, &BooleanArray::from(mask)).expect("filter");
+    match limit {
+        Some(limit) => picked.slice(0, limit.min(picked.num_rows())),
+        None => picked,
+    }
+}
+
+/// Selections ending inside pages: limits at and around page, batch and index-buffer edges;
+/// runs of skips and selects; single rows (lookups).
+fn selections(rows: usize, seed: u64) -> Vec<(RowSelection, Option<usize>)> {
+    let mut out = Vec::new();
+    let all = || RowSelection::from(vec![RowSelector::select(rows)]);
+    for k in [
+        1, 2, 99, 100, 1_000, 1_023, 1_024, 1_025, 2_000, 2_330, 2_331, 2_332, 2_333, 2_334, 2_442,
+        3_500, 4_999, 5_000, 5_001, 8_000,
+    ] {
+        if k <= rows {
+            out.push((all(), Some(k)));
+        }
+    }
+    let mut rng = Rng(seed);
+    for _ in 0..24 {
+        let mut selectors = Vec::new();
+        let mut at = 0;
+        while at < rows && !rng.chance(15) {
+            let run = (1 + rng.below(2_500) as usize).min(rows - at);
+            selectors.push(if rng.chance(50) {
+                RowSelector::skip(run)
+            } else {
+                RowSelector::select(run)
+            });
+            at += run;
+        }
+        if rows > 0 && selectors.iter().all(|s| s.skip) {
+            let row = rng.below(rows as u64) as usize;
+            selectors = vec![RowSelector::skip(row), RowSelector::select(1)];
+        }
+        let limit = rng.chance(30).then(|| 1 + rng.below(900) as usize);
+        out.push((RowSelection::from(selectors), limit));
+    }
+    out
+}
+
+fn check_file(name: &str, file: &Bytes, seed: u64) -> usize {
+    let meta = metadata(file);
+    let Ok(whole) = read(file, &meta, None, None) else {
+        return 0;
+    };
+    let mut checked = 0;
+    for (selection, limit) in selections(whole.num_rows(), seed) {
+        let got = read(file, &meta, Some(selection.clone()), limit)
+            .unwrap_or_else(|e| panic!("{name}: {selection:?} limit {limit:?}: {e}"));
+        let want = expected(&whole, &selection, limit);
+        assert_eq!(got, want, "{name}: {selection:?} limit {limit:?}");
+        checked += 1;
+    }
+    checked
+}
+
+#[test]
+fn a_selection_ending_inside_a_page_reads_what_a_whole_read_gives() {
+    for (compression, label) in [
+        (Compression::SNAPPY, "snappy"),
+        (Compression::UNCOMPRESSED, "uncompressed"),
+        (Compression::ZSTD(Default::default()), "zstd"),
+    ] {
+        for v2 in [false, true] {
+            for offset_index in [true, false] {
+                let name = format!("{label} v2={v2} offset_index={offset_index}");
+                let file = sample(compression, v2, offset_index);
+                assert!(check_file(&name, &file, 7) > 30, "{name}");
+            }
+        }
+    }
+}
+
+#[test]
+fn every_parquet_testing_file_reads_the_same_rows_with_a_selection() {
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/parquet-testing/data/"
+    );
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("parquet-testing")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".parquet"))
+        .collect();
+    names.sort();
+    let mut read_files = 0;
+    let mut snappy_files = 0;
+    for (i, name) in names.iter().enumerate() {
+        let Ok(bytes) = std::fs::read(format!("{dir}{name}")) else {
+            continue;
+        };
+        let file = Bytes::from(bytes);
+        let Ok(meta) = ParquetMetaDataReader::new()
+            .with_page_index_policy(PageIndexPolicy::Optional)
+            .parse_and_finish(&file)
+        else {
+            continue;
+        };
+        if ArrowReaderMetadata::try_new(Arc::new(meta.clone()), ArrowReaderOptions::new()).is_err()
+        {
+            continue;
+        }
+        if check_file(name, &file, 100 + i as u64) > 0 {
+            read_files += 1;
+            let snappy = meta
+                .row_groups()
+                .iter()
+                .flat_map(|rg| rg.columns())
+                .any(|c| c.compression() == Compression::SNAPPY);
+            snappy_files += usize::from(snappy);
+        }
+    }
+    assert!(read_files > 40, "only {read_files} files read");
+    eprintln!("{read_files} files read, {snappy_files} with snappy chunks");
+    assert!(snappy_files >= 12, "only {snappy_files} snappy files read");
+}
