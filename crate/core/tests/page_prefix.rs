@@ -22,9 +22,10 @@ use arrow_select::concat::concat_batches;
 use arrow_select::filter::filter_record_batch;
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::{
-    ArrowReaderMetadata, ArrowReaderOptions, RowSelection, RowSelector,
+    ArrowPredicateFn, ArrowReaderMetadata, ArrowReaderOptions, RowFilter, RowSelection, RowSelector,
 };
 use parquet::arrow::push_decoder::ParquetPushDecoderBuilder;
+use parquet::arrow::ProjectionMask;
 use parquet::basic::Compression;
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaDataReader};
 use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
@@ -67,6 +68,14 @@ fn batch() -> RecordBatch {
             )),
         ),
         (
+            // Runs of one value: RLE runs among the dictionary indices, not only bit-packed ones.
+            "runs",
+            Arc::new(StringArray::from_iter_values(
+                ids.iter()
+                    .map(|&i| format!("run-{}", (i / 37 + i / 1_000) % 5)),
+            )),
+        ),
+        (
             "dec",
             Arc::new(
                 Decimal128Array::from_iter(
@@ -74,6 +83,15 @@ fn batch() -> RecordBatch {
                 )
                 .with_precision_and_scale(20, 2)
                 .expect("decimal"),
+            ),
+        ),
+        (
+            // Required: arrow-rs checks a PLAIN page's length against its value count.
+            "dec_req",
+            Arc::new(
+                Decimal128Array::from_iter_values(ids.iter().map(|&i| i as i128 * 7))
+                    .with_precision_and_scale(20, 2)
+                    .expect("decimal"),
             ),
         ),
         (
@@ -132,7 +150,8 @@ fn sample(compression: Compression, v2: bool, offset_index: bool) -> Bytes {
         .set_offset_index_disabled(!offset_index)
         .set_column_dictionary_enabled("id".into(), false)
         .set_column_dictionary_enabled("text".into(), false)
-        .set_column_dictionary_enabled("n32".into(), false);
+        .set_column_dictionary_enabled("n32".into(), false)
+        .set_column_dictionary_enabled("dec_req".into(), false);
     if v2 {
         props = props.set_writer_version(WriterVersion::PARQUET_2_0);
     }
@@ -154,8 +173,24 @@ fn read(
     selection: Option<RowSelection>,
     limit: Option<usize>,
 ) -> parquet::errors::Result<RecordBatch> {
-    let mut builder =
-        ParquetPushDecoderBuilder::new_with_metadata(meta.clone()).with_batch_size(777);
+    read_with(
+        ParquetPushDecoderBuilder::new_with_metadata(meta.clone()),
+        file,
+        meta,
+        selection,
+        limit,
+    )
+}
+
+/// [`read`] from `builder`.
+fn read_with(
+    builder: ParquetPushDecoderBuilder,
+    file: &Bytes,
+    meta: &ArrowReaderMetadata,
+    selection: Option<RowSelection>,
+    limit: Option<usize>,
+) -> parquet::errors::Result<RecordBatch> {
+    let mut builder = builder.with_batch_size(777);
     if let Some(selection) = selection {
         builder = builder.with_row_selection(selection);
     }
@@ -305,4 +340,67 @@ fn every_parquet_testing_file_reads_the_same_rows_with_a_selection() {
     assert!(read_files > 40, "only {read_files} files read");
     eprintln!("{read_files} files read, {snappy_files} with snappy chunks");
     assert!(snappy_files >= 12, "only {snappy_files} snappy files read");
+}
+
+/// A filter on `id` (rows whose id is in `keys`, as a lookup is), with every column projected.
+fn lookup(
+    file: &Bytes,
+    meta: &ArrowReaderMetadata,
+    keys: &[i64],
+    cache_bytes: usize,
+    limit: Option<usize>,
+) -> RecordBatch {
+    let schema = meta.parquet_schema();
+    let keys = keys.to_vec();
+    let predicate = ArrowPredicateFn::new(ProjectionMask::leaves(schema, [0]), move |batch| {
+        let ids = batch
+            .column(0)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .expect("id");
+        Ok(BooleanArray::from_iter(
+            ids.iter()
+                .map(|id| Some(id.is_some_and(|id| keys.contains(&id)))),
+        ))
+    });
+    let builder = ParquetPushDecoderBuilder::new_with_metadata(meta.clone())
+        .with_row_filter(RowFilter::new(vec![Box::new(predicate)]))
+        .with_max_predicate_cache_size(cache_bytes);
+    read_with(builder, file, meta, None, limit).expect("lookup")
+}
+
+#[test]
+fn a_filtered_read_reads_what_a_whole_read_gives_with_and_without_the_predicate_cache() {
+    for (v2, offset_index) in [(false, true), (false, false), (true, true)] {
+        let file = sample(Compression::SNAPPY, v2, offset_index);
+        let meta = metadata(&file);
+        let whole = read(&file, &meta, None, None).expect("whole");
+        let ids = whole
+            .column(0)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .expect("id");
+        for keys in [
+            vec![0],
+            vec![3],
+            vec![2_400],
+            vec![5_001, 5_002, 7_777],
+            vec![11_999],
+            (100..3_000).step_by(97).collect(),
+        ] {
+            let mask = BooleanArray::from_iter(
+                ids.iter().map(|id| Some(keys.contains(&id.unwrap_or(-1)))),
+            );
+            let want = filter_record_batch(&whole, &mask).expect("filter");
+            // A cache too small for a batch: the output reads whole batches past the selection.
+            for cache_bytes in [0, 1_000, 64 << 20] {
+                for limit in [None, Some(1), Some(5)] {
+                    let got = lookup(&file, &meta, &keys, cache_bytes, limit);
+                    let want =
+                        limit.map_or(want.clone(), |l| want.slice(0, l.min(want.num_rows())));
+                    assert_eq!(got, want, "v2={v2} index={offset_index} keys {keys:?} cache {cache_bytes} limit {limit:?}");
+                }
+            }
+        }
+    }
 }
