@@ -4,9 +4,11 @@
 //! bytes and compared with the same rows taken from a read of everything.
 //!
 //! Files: written here with every encoding and level shape the prefix path handles (PLAIN
-//! fixed-width and byte arrays, dictionary indices, FIXED_LEN_BYTE_ARRAY, nullable and nested
-//! definition levels), and with those it leaves whole (booleans, lists), as v1 and v2 pages,
-//! with and without an offset index; and every file of `parquet-testing` that reads.
+//! fixed-width and byte arrays, dictionary indices in bit-packed and RLE runs, nullable and
+//! nested definition levels), and with those it leaves whole (booleans, FIXED_LEN_BYTE_ARRAY,
+//! lists, v2's DELTA encodings), as v1 and v2 pages, with and without an offset index; and every
+//! file of `parquet-testing` that reads. Filtered reads run with the predicate cache off, too
+//! small for a batch, and large.
 
 mod common;
 
