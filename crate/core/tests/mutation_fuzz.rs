@@ -141,21 +141,6 @@ impl Tally {
     }
 }
 
-/// Every parquet-testing file (`.parquet`, encrypted ones included), sorted.
-fn all_files() -> Vec<String> {
-    let dir = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/parquet-testing/data/"
-    );
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .expect("parquet-testing")
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| n.contains(".parquet") && !n.ends_with(".json"))
-        .collect();
-    names.sort();
-    names
-}
-
 /// A parquet-testing file that opens and decodes whole without error (not an encrypted or a
 /// deliberately broken one): its bytes and metadata.
 fn readable(name: &str) -> Option<(Bytes, ParquetFile)> {
@@ -275,7 +260,7 @@ fn mutated_footers_open_and_plan_without_panicking() {
     install_hook();
     let mut rng = Rng(0xf007_e4f0_0d5e_ed01);
     let mut tally = Tally::default();
-    for name in all_files() {
+    for name in common::parquet_testing_names() {
         let original = parquet_testing(&name);
         let Some((page_index_start, thrift_start)) = footer_regions(&original) else {
             continue;
@@ -340,7 +325,7 @@ fn mutated_page_headers_error_without_panicking() {
         limit: Some(200),
         ..Default::default()
     };
-    for name in all_files() {
+    for name in common::parquet_testing_names() {
         let Some((original, parquet)) = readable(&name) else {
             continue;
         };
@@ -416,7 +401,7 @@ fn mutated_page_contents_error_without_panicking() {
         "alltypes_dictionary.parquet",
         "list_columns.parquet",
     ];
-    let others = all_files()
+    let others = common::parquet_testing_names()
         .into_iter()
         .filter(|name| !focus.contains(&name.as_str()));
     let files = focus

@@ -302,23 +302,11 @@ fn a_selection_ending_inside_a_page_reads_what_a_whole_read_gives() {
 
 #[test]
 fn every_parquet_testing_file_reads_the_same_rows_with_a_selection() {
-    let dir = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/parquet-testing/data/"
-    );
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .expect("parquet-testing")
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| n.ends_with(".parquet"))
-        .collect();
-    names.sort();
+    let names = common::parquet_testing_names();
     let mut read_files = 0;
     let mut snappy_files = 0;
     for (i, name) in names.iter().enumerate() {
-        let Ok(bytes) = std::fs::read(format!("{dir}{name}")) else {
-            continue;
-        };
-        let file = Bytes::from(bytes);
+        let file = common::parquet_testing(name);
         let Ok(meta) = ParquetMetaDataReader::new()
             .with_page_index_policy(PageIndexPolicy::Optional)
             .parse_and_finish(&file)

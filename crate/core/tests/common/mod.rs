@@ -183,6 +183,21 @@ pub fn ids(batches: &[RecordBatch], column: &str) -> Vec<i64> {
 }
 
 /// A parquet-testing file, read from `../shared` beside the repository.
+/// Every parquet-testing file (`.parquet`, encrypted ones included), sorted.
+pub fn parquet_testing_names() -> Vec<String> {
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/parquet-testing/data/"
+    );
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("parquet-testing")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.contains(".parquet") && !n.ends_with(".json"))
+        .collect();
+    names.sort();
+    names
+}
+
 pub fn parquet_testing(name: &str) -> Bytes {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
