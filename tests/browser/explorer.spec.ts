@@ -174,16 +174,22 @@ test('counts a filter’s matches, draws the query panel, and an edited filter t
   await expect(page.locator('#cache-chart canvas')).toHaveCount(1);
   await page.screenshot({ path: info.outputPath('explorer-query-panel.png'), fullPage: true });
 
-  // An edited filter on the same column: every row group comes from the workers' cache and not a
-  // byte of l_comment is fetched again.
+  // An edited filter on the same column: the row groups come from the workers' caches and their
+  // l_comment is not fetched again. Each worker's cache holds cacheBytes / workers (128 MiB of
+  // the explorer's 256 with CI's two workers): four of SF1's ~31 MB l_comment row groups. Which
+  // worker decodes which row group depends on timing, so a worker that got five of the first
+  // count's six keeps four: then one row group is read again (seen in one CI run of ~10).
   const second = await runFilter("l_comment LIKE '%furiously%'");
   if (second === undefined) throw new Error('no stats');
-  expect(second.columnCache.hits).toBe(6);
-  expect(second.bytesFetchedFilter).toBe(0);
+  const hits = second.columnCache.hits;
+  expect(hits).toBeGreaterThanOrEqual(5);
+  expect(hits + second.columnCache.misses).toBe(6);
+  if (hits === 6) expect(second.bytesFetchedFilter).toBe(0);
+  else expect(second.bytesFetchedFilter).toBeLessThan(first.bytesFetchedFilter / 3);
   // The grid's first rows of the edited filter came from the cache too.
   expect(Number(await page.locator('#query-scans tbody tr').first().getAttribute('data-hits'))).toBeGreaterThan(0);
-  await expect(page.locator('#query-cache')).toHaveAttribute('data-hits', '6');
-  await expect(page.locator('#row-group-map td[data-fate=cached]')).toHaveCount(6);
+  await expect(page.locator('#query-cache')).toHaveAttribute('data-hits', String(hits));
+  await expect(page.locator('#row-group-map td[data-fate=cached]')).toHaveCount(hits);
   await page.screenshot({ path: info.outputPath('explorer-refilter-cached.png'), fullPage: true });
 
   // Back to the first filter: its rows and count come back as the first run read them, and
