@@ -9,7 +9,7 @@ bash .ci/setup.sh
 # the Rust sources changed since: cargo keeps one cdylib per crate, so building it last would make
 # the next build relink the package's core.
 hooks=tests/.cache/wasm-test-hooks/parquet_skim_wasm_bg.wasm
-if [ ! -f "$hooks" ] || [ -n "$(find crate Cargo.toml Cargo.lock .ci/build-wasm.sh -newer "$hooks" -print -quit)" ]; then
+if [ ! -f "$hooks" ] || [ -n "$(find crate .cargo Cargo.toml Cargo.lock .ci/build-wasm.sh -newer "$hooks" -print -quit)" ]; then
   PARQUET_SKIM_TEST_HOOKS=1 WASM_OUT_DIR=tests/.cache/wasm-test-hooks bash .ci/build-wasm.sh
 fi
 bash .ci/build-wasm.sh

@@ -219,3 +219,38 @@ test('a filtered scan with a limit that the first task satisfies reads only that
   // One row group's l_comment (plus the first l_orderkey pages), not a read-ahead window's.
   expect(result.stats.bytesFetchedFilter).toBeLessThanOrEqual((result.firstTaskBytes ?? 0) * 1.01);
 });
+
+test("LIKE '%…%' keeps exactly the rows a regular expression keeps (the WebAssembly build's own substring search)", async ({
+  harness,
+}) => {
+  const result = await harness.evaluate(async () => {
+    const { skim } = window.harness;
+    const reader = await skim.createReader({ workers: 2 });
+    const file = await reader.open('/sample/lineitem-sf1.parquet');
+    const range = 'l_orderkey <= 60000';
+    const all = await file.scan({ columns: ['l_orderkey', 'l_comment'], filter: range }).toTable();
+    const comments = Array.from(all.getChild('l_comment')?.toArray() ?? [], String);
+    // One byte (no pair: memmem alone), two, rare and common bytes, several literals, none.
+    const patterns = ['q', 'ly', 'furiously', 'special%requests', 'carefully final', 'xz', 'ironic%de%s', 'zzzz'];
+    const out = [];
+    for (const pattern of patterns) {
+      const expression = new RegExp(pattern.split('%').join('.*'), 's');
+      const expected = comments.filter((c) => expression.test(c));
+      const table = await file
+        .scan({ columns: ['l_comment'], filter: `${range} AND l_comment LIKE '%${pattern}%'` })
+        .toTable();
+      const got = Array.from(table.getChild('l_comment')?.toArray() ?? [], String);
+      out.push({ pattern, expected: expected.length, got: got.length, same: got.join('\n') === expected.join('\n') });
+    }
+    reader.dispose();
+    return { rows: comments.length, out };
+  });
+  expect(result.rows).toBeGreaterThan(50_000);
+  for (const { pattern, expected, got, same } of result.out) {
+    expect({ pattern, got, same }).toEqual({ pattern, got: expected, same: true });
+  }
+  // The patterns are not all trivial: some keep many rows, some few, one none.
+  const kept = result.out.map((o) => o.expected);
+  expect(Math.max(...kept)).toBeGreaterThan(10_000);
+  expect(kept).toContain(0);
+});

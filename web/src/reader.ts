@@ -719,7 +719,7 @@ export async function createReader(options: ReaderOptions = {}): Promise<Reader>
     ...(options.coalesceGapBytes !== undefined ? { gapBytes: options.coalesceGapBytes } : {}),
     ...(options.maxRequestBytes !== undefined ? { maxRequestBytes: options.maxRequestBytes } : {}),
   });
-  // Without WebAssembly SIMD nothing else can work: say so now.
+  // Engines under the supported floor (WebAssembly SIMD marks it): say so now.
   try {
     checkWasmSimd();
   } catch (error) {

@@ -17,6 +17,7 @@ pub mod ast;
 pub mod bind;
 pub mod bloom;
 pub mod eval;
+mod find;
 pub mod literal;
 pub mod prune;
 pub mod sql;

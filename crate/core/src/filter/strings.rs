@@ -12,8 +12,8 @@
 //! has matched. An occurrence straddling two values is not a match. On the ClickBench-like
 //! `URL LIKE '%google%'` (2M URLs, tests/bench/cache.mjs) a Chromium CPU profile of the two
 //! workers put the match at about 210 ms with the former value-by-value loop, 105 ms with this
-//! search in scalar WebAssembly, and 15–20 ms with `simd128` (.cargo/config.toml), where
-//! `memmem` runs its SIMD searcher.
+//! search in scalar WebAssembly, and 15–20 ms with `simd128`, then `memmem`'s SIMD searcher and
+//! now the prefilter of `find.rs` (the module as a whole is built without `simd128`).
 //!
 //! A pattern of literals between `%`s (`%special%requests%`, `a%b%c`: no `_`) is a chain of
 //! substring searches rather than the wildcard matcher: each literal at its leftmost occurrence
@@ -28,9 +28,9 @@ use arrow_array::types::ByteArrayType;
 use arrow_array::{Array, BooleanArray, GenericByteArray, OffsetSizeTrait};
 use arrow_buffer::{ArrowNativeType, BooleanBufferBuilder};
 use arrow_schema::{ArrowError, DataType};
-use memchr::memmem::Finder;
 
 use super::bind::StrMatch;
+use super::find::Finder;
 
 /// A compiled string predicate.
 #[derive(Debug, Clone, PartialEq)]
@@ -289,6 +289,11 @@ pub fn string_match(
         if let Some(found) = in_buffer(array, needle, |_, _| true) {
             return Ok(found);
         }
+        // Views: value by value, with one finder (`memmem::find` builds a searcher per call).
+        let finder = Finder::new(needle);
+        return by_value(array, |v: Option<&[u8]>| {
+            v.map(|v| finder.find(v).is_some())
+        });
     }
     if let Matcher::Segments {
         prefix,
@@ -359,7 +364,7 @@ fn by_value(
         other => {
             return Err(ArrowError::InvalidArgumentError(format!(
                 "string matching needs a string column, got {other}"
-            )))
+            )));
         }
     })
 }
