@@ -43,7 +43,9 @@ for (let pass = 0; pass < Number(passes); pass++) {
     query === 'lookup'
       ? { filter: JSON.parse(core.parseFilter('l_orderkey = 3000323')) }
       : { limit: 100, ...(columns ? { columns: columns.split(',') } : {}) };
-  const plan = JSON.parse(file.planScan(JSON.stringify({ ...request, scanId: pass + 1, predicateCacheBytes: 8 << 20 })));
+  const plan = JSON.parse(
+    file.planScan(JSON.stringify({ ...request, scanId: pass + 1, predicateCacheBytes: 8 << 20 })),
+  );
   lap('plan');
   const scan = new core.Scan(file, JSON.stringify(plan.scan));
   lap('bind');

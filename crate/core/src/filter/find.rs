@@ -153,8 +153,9 @@ mod tests {
     fn equal_bytes_marks_exactly_the_equal_bytes_of_any_value() {
         for byte in 0..=255u8 {
             for base in (0..=255u8).step_by(8) {
-                let lanes: [u8; 8] =
-                    std::array::from_fn(|k| base.wrapping_add(k as u8 * 37) ^ (k as u8 & 1) * 0x80);
+                let lanes: [u8; 8] = std::array::from_fn(|k| {
+                    base.wrapping_add(k as u8 * 37) ^ ((k as u8 & 1) * 0x80)
+                });
                 let mut word = lanes;
                 word[3] = byte;
                 let expected = word.iter().enumerate().fold(0u64, |mask, (k, &b)| {
