@@ -154,7 +154,7 @@ mod tests {
         for byte in 0..=255u8 {
             for base in (0..=255u8).step_by(8) {
                 let lanes: [u8; 8] = std::array::from_fn(|k| {
-                    base.wrapping_add(k as u8 * 37) ^ ((k as u8 & 1) * 0x80)
+                    base.wrapping_add((k as u8).wrapping_mul(37)) ^ ((k as u8 & 1) * 0x80)
                 });
                 let mut word = lanes;
                 word[3] = byte;
