@@ -9,7 +9,7 @@
  * thread through the same task host.
  */
 
-import { ARROW_READS_VIEWS } from './arrow.js';
+import { ARROW_READS_VIEWS, warmArrowReaderOnce } from './arrow.js';
 import type { Dataset, DatasetContext, DatasetOptions } from './dataset/dataset.js';
 import { DEFAULT_FOOTER_MEMORY_BYTES, openDataset } from './dataset/open.js';
 import type { DatasetSources } from './dataset/sources.js';
@@ -359,7 +359,13 @@ export class Reader {
     const reads = this.makeSource(source, options);
     // The tail is on its way while the core may still compile.
     const tail = reads.readTail(footerReadBytes);
-    tail.catch(() => undefined);
+    // The tail in and the core still compiling: apache-arrow's reader runs once meanwhile (arrow.ts).
+    tail.then(
+      () => {
+        if (this.core === undefined) warmArrowReaderOnce();
+      },
+      () => undefined,
+    );
     try {
       const wasm = await this.loading;
       const handle = await loadMetadata(wasm, reads, await tail, options.maxMetadataBytes, limits);
