@@ -122,13 +122,7 @@ mod tests {
     fn finds_what_memmem_finds_at_every_offset_and_length() {
         // A small alphabet, so that candidates are common and matches land everywhere: at vector
         // starts and ends, across steps, in the tail, overlapping one another.
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |bound: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % bound
-        };
+        let mut next = super::super::test_numbers();
         for _ in 0..3000 {
             let len = next(120) as usize;
             let haystack: Vec<u8> = (0..len).map(|_| b"abcd"[next(4) as usize]).collect();

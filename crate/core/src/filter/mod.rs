@@ -8,6 +8,7 @@
 //! - [`bloom`]: row groups by bloom filters, for `=` and `IN`
 //! - [`eval`]: predicate × record batch → boolean mask (arrow kernels)
 //! - [`strings`]: `LIKE` and friends without a regex engine
+//! - `find`: their substring search over a value buffer (a 64-bit prefilter in the WebAssembly build)
 //!
 //! [`Filter`] ties them together for one file: the bound predicate, and its top-level conjuncts in
 //! the order they should run — cheapest columns first, so later, costlier conjuncts decode only
@@ -138,4 +139,17 @@ pub fn parse_filter_json(text: &str) -> Result<Expr> {
         position: None,
         detail: format!("expected a filter expression (JSON AST): {e}"),
     })
+}
+
+/// Deterministic pseudo-random numbers below a bound (xorshift64, a fixed seed), for the filters'
+/// randomized tests.
+#[cfg(test)]
+fn test_numbers() -> impl FnMut(u64) -> u64 {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    move |bound| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % bound
+    }
 }

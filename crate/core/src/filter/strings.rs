@@ -504,13 +504,7 @@ mod tests {
     /// widths and binary.
     #[test]
     fn substring_search_over_the_buffer_agrees_with_per_value_search() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut next = super::super::test_numbers();
         for round in 0..300 {
             let rows = next(40) as usize;
             let values: Vec<Option<String>> = (0..rows)
