@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Builds the WebAssembly core and its JS glue into web/src/wasm/ (generated, not committed).
+# Builds the WebAssembly core and its JS glue into web/src/wasm/ (generated, not committed): the
+# core without SIMD (parquet_skim_wasm_bg.wasm, for JavaScriptCore) and with it
+# (parquet_skim_wasm_simd_bg.wasm, for V8 and SpiderMonkey; .cargo/config.toml says why two).
 #
 #   PARQUET_SKIM_CODECS  unset or `all`: every codec (snappy, gzip, brotli, lz4 + lz4_raw, zstd), the
 #                        published build; or a comma list of crate/wasm features for a slimmer
 #                        build, e.g. `snappy,zstd` (README.md, Size).
 #   WASM_OUT_DIR         where the .wasm and its glue go (default web/src/wasm).
 #   PARQUET_SKIM_TEST_HOOKS=1  add the crate's `test-hooks` feature: the browser tests' second
-#                        build only (tests/.cache/wasm-test-hooks), never the package's.
+#                        build only (tests/.cache/wasm-test-hooks; without SIMD, built once), never
+#                        the package's.
 #   PARQUET_SKIM_KEEP_NAMES=1  keep the name section: function names in CPU profiles (profiling
 #                        builds only; 0.12 MB more brotli).
 #
@@ -35,3 +38,22 @@ wasm-bindgen --target web --out-dir "$out" --out-name parquet_skim_wasm \
   "${strip[@]}" --remove-producers-section --omit-default-module-path \
   "${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/parquet_skim_wasm.wasm"
 echo "wasm ($codecs${PARQUET_SKIM_TEST_HOOKS:+, test hooks}): $(stat -c %s "$out/parquet_skim_wasm_bg.wasm") bytes"
+[ "${PARQUET_SKIM_TEST_HOOKS:-0}" = 1 ] && exit 0
+# The same core with 128-bit SIMD, for the engines whose first tier runs it (V8, SpiderMonkey):
+# `parquet_skim_wasm_simd_bg.wasm`, picked by web/src/wasm-loader.ts (JavaScriptCore gets the build
+# above; .cargo/config.toml says why). Its own target directory, so neither build undoes the other
+# (the flags are part of every crate's fingerprint). The glue must come out the same.
+simd_target=${CARGO_TARGET_DIR:-target}/simd
+CARGO_TARGET_DIR=$simd_target CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="-C target-feature=+simd128" \
+  cargo build --release --locked --target wasm32-unknown-unknown -p parquet-skim-wasm "${features[@]}"
+glue=$(mktemp -d)
+wasm-bindgen --target web --out-dir "$glue" --out-name parquet_skim_wasm \
+  "${strip[@]}" --remove-producers-section --omit-default-module-path \
+  "$simd_target/wasm32-unknown-unknown/release/parquet_skim_wasm.wasm"
+if ! cmp -s "$glue/parquet_skim_wasm.js" "$out/parquet_skim_wasm.js"; then
+  echo "the SIMD build's wasm-bindgen glue differs from the other build's: one glue cannot load both" >&2
+  exit 1
+fi
+mv "$glue/parquet_skim_wasm_bg.wasm" "$out/parquet_skim_wasm_simd_bg.wasm"
+rm -rf "$glue"
+echo "wasm ($codecs, simd128): $(stat -c %s "$out/parquet_skim_wasm_simd_bg.wasm") bytes"

@@ -5,7 +5,9 @@
  * - `dist/index.js`: the package's entry, every module of `src/` and the wasm-bindgen glue in one
  *   ES module. `apache-arrow` stays an import, so an app and the package share one copy of it.
  * - `dist/worker.js`: the decoding worker, self-contained (it needs no apache-arrow).
- * - `dist/wasm/parquet_skim_wasm_bg.wasm`: the core, where `new URL(…, import.meta.url)` finds it.
+ * - `dist/wasm/parquet_skim_wasm_simd_bg.wasm` and `dist/wasm/parquet_skim_wasm_bg.wasm`: the core
+ *   with and without WebAssembly SIMD (one glue loads either; `src/wasm-loader.ts` picks by engine),
+ *   where `new URL(…, import.meta.url)` finds them.
  * - `dist/apache-arrow.js`: apache-arrow (the version installed here) as one minified ES module, for
  *   pages without a bundler: an import map names it, so loading the package takes a few requests
  *   instead of apache-arrow's hundred-odd modules. Bundlers never see it.
@@ -45,7 +47,6 @@ await build({
   output: { ...output, file: path.join(dist, 'apache-arrow.js'), minify: true, sourcemap: false },
 });
 await mkdir(path.join(dist, 'wasm'), { recursive: true });
-await copyFile(
-  path.join(web, 'src/wasm/parquet_skim_wasm_bg.wasm'),
-  path.join(dist, 'wasm/parquet_skim_wasm_bg.wasm'),
-);
+for (const file of ['parquet_skim_wasm_simd_bg.wasm', 'parquet_skim_wasm_bg.wasm']) {
+  await copyFile(path.join(web, 'src/wasm', file), path.join(dist, 'wasm', file));
+}

@@ -73,6 +73,12 @@ async function mainPaths({
       },
       workers: reader.stats().workers.ready,
       onPage: reader.stats().workers.tasksOnPage,
+      // The build this engine gets (JavaScriptCore: without SIMD), and the one it fetched.
+      wasmBuild: reader.stats().startup.wasmBuild,
+      wasmFetched: performance
+        .getEntriesByType('resource')
+        .map((e) => new URL(e.name).pathname.split('/').pop() ?? '')
+        .filter((name) => name.endsWith('.wasm')),
     };
     // Memory running out reads as such (the trap's cause taken from the core), in this engine
     // too: 100 names of the file, every footer held, where the page's core may have 32 MiB. Last,
@@ -94,7 +100,10 @@ async function mainPaths({
 }
 
 let server: RangeServer;
-let expected: Omit<Awaited<ReturnType<typeof mainPaths>>, 'workers' | 'onPage' | 'bounded' | 'outOfMemory'>;
+let expected: Omit<
+  Awaited<ReturnType<typeof mainPaths>>,
+  'workers' | 'onPage' | 'bounded' | 'outOfMemory' | 'wasmBuild' | 'wasmFetched'
+>;
 
 beforeAll(async () => {
   server = await startRangeServer({
@@ -149,6 +158,8 @@ describe('the main paths in every engine', () => {
             onPage: undefined,
             bounded: undefined,
             outOfMemory: undefined,
+            wasmBuild: undefined,
+            wasmFetched: undefined,
           }).toEqual({
             ...expected,
             workers: undefined,
@@ -157,6 +168,12 @@ describe('the main paths in every engine', () => {
             outOfMemory: undefined,
           });
           expect(result.outOfMemory).toBe('OUT_OF_MEMORY');
+          const build = name === 'webkit' ? 'no-simd' : 'simd';
+          expect(result.wasmBuild).toBe(build);
+          expect(result.wasmFetched).toHaveLength(1);
+          expect(result.wasmFetched[0]).toMatch(
+            build === 'simd' ? /^parquet_skim_wasm_simd_bg/ : /^parquet_skim_wasm_bg/,
+          );
           // The same dataset within footerMemoryBytes: the same answers, no file left open.
           expect(result.bounded).toEqual({ ids: expected.datasetIds, count: expected.datasetCount, memoryBytes: 0 });
           expect(expected.filteredIds.length).toBeGreaterThan(0);

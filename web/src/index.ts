@@ -61,3 +61,4 @@ export {
   type ReaderStats,
 } from './reader.js';
 export { type ColumnCacheStats, type RowGroupFate, Scan, type ScanStats, type ScanTimeline } from './scan.js';
+export type { WasmBuild } from './wasm-build.js';

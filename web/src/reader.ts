@@ -31,6 +31,7 @@ import {
   type DecodeLimits,
 } from './wasm/contract.js';
 import type { MetadataLoader, ParquetFileHandle } from './wasm/parquet_skim_wasm.js';
+import { defaultWasmBuild, type WasmBuild } from './wasm-build.js';
 import {
   checkWasmSimd,
   compileWasm,
@@ -206,6 +207,11 @@ export interface ReaderStats {
   startup: {
     /** The package's entry module was evaluated. */
     evaluatedAt: number;
+    /**
+     * The build of the core this reader loads: `simd`, or `no-simd` in JavaScriptCore (Safari; see
+     * `WasmBuild`); `given` when `wasmUrl` named one.
+     */
+    wasmBuild: WasmBuild | 'given';
     /**
      * `createReader()` was called; the `.wasm` was compiled (fetch included); the core was
      * instantiated on this thread (`reader.ready` resolved). `null` until then.
@@ -733,6 +739,7 @@ export async function createReader(options: ReaderOptions = {}): Promise<Reader>
   }
   const startup: ReaderStats['startup'] = {
     evaluatedAt: EVALUATED_AT,
+    wasmBuild: options.wasmUrl === undefined ? defaultWasmBuild() : 'given',
     createCalledAt: performance.now(),
     compiledAt: null,
     createdAt: null,

@@ -2,13 +2,15 @@
  * Loading the WebAssembly core, once per thread.
  *
  * The main thread compiles the module once ({@link compileWasm}: streaming compile in browsers,
- * `fs` in Node) and posts the compiled `WebAssembly.Module` to each worker — it is
- * structured-cloneable — so N workers do not fetch and compile a multi-megabyte module N times.
+ * `fs` in Node; this engine's build of the two, see `wasm-build.ts`) and posts the compiled
+ * `WebAssembly.Module` to each worker — it is structured-cloneable — so N workers do not fetch
+ * and compile a multi-megabyte module N times.
  * Every thread then instantiates it with {@link instantiateWasm}.
  */
 import { ParquetSkimError } from './errors.js';
 import { noteMemoryLimit, watchFailures } from './trap.js';
 import init, * as glue from './wasm/parquet_skim_wasm.js';
+import { defaultWasmBuild } from './wasm-build.js';
 
 /** The bindings of the WebAssembly core. */
 export type Wasm = typeof glue;
@@ -16,17 +18,21 @@ export type Wasm = typeof glue;
 /** `performance.now()` when this module (the package's entry, once bundled) was evaluated. */
 export const EVALUATED_AT = performance.now();
 
-/** Where the `.wasm` sits next to this module (resolved by bundlers through `import.meta.url`). */
+/**
+ * Where this engine's build sits next to this module (resolved by bundlers through
+ * `import.meta.url`: each `new URL` names its file literally, so a bundler emits both).
+ */
 export function defaultWasmUrl(): URL {
-  return new URL('./wasm/parquet_skim_wasm_bg.wasm', import.meta.url);
+  return defaultWasmBuild() === 'no-simd'
+    ? new URL('./wasm/parquet_skim_wasm_bg.wasm', import.meta.url)
+    : new URL('./wasm/parquet_skim_wasm_simd_bg.wasm', import.meta.url);
 }
 
 /**
  * The smallest module using a 128-bit SIMD instruction (a function returning `v128.const 0`): the
- * engines the package supports and is tested on (README, Using it) all have it. The core itself
- * has been built without `simd128` since 2026-11-28 (.cargo/config.toml: JavaScriptCore compiles
- * every function holding a SIMD instruction on first call); engines older than the floor are
- * untested, so they are still turned away with this message rather than an opaque failure later.
+ * engines the package supports and is tested on (README, Using it) all have it, and the `simd`
+ * build needs it. (JavaScriptCore gets the `no-simd` build, but engines older than the floor are
+ * untested, so they are turned away with this message rather than an opaque failure later.)
  */
 const SIMD_PROBE = new Uint8Array([
   0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 22, 1, 20, 0, 253, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0,

@@ -1,20 +1,21 @@
 //! Substring search over a whole value buffer (`LIKE '%…%'`): `memchr`'s `memmem`, and in the
-//! WebAssembly build a prefilter of our own that compares 8 haystack positions at once in plain
-//! 64-bit integer code.
+//! WebAssembly build without SIMD a prefilter of our own that compares 8 haystack positions at
+//! once in plain 64-bit integer code.
 //!
-//! The WebAssembly build has no SIMD (.cargo/config.toml): JavaScriptCore (Safari) runs
-//! WebAssembly first in an interpreter that takes no SIMD instruction, so each function holding
-//! one is compiled by its baseline JIT on the page's thread at its first call, and with `simd128`
-//! on, LLVM put SIMD into ~1,900 of the module's 9,000 functions (it applies one module's target
-//! features to all of its functions, so a `#[target_feature]` on one function would bring them
-//! all back). `memchr` picks its SIMD searcher at compile time, so without `simd128` it runs its
-//! scalar one: `l_comment LIKE '%special%requests%'` over TPC-H SF1 took 27% longer in V8.
+//! The package ships two WebAssembly builds (.cargo/config.toml, `.ci/build-wasm.sh`): with
+//! `simd128` for engines whose first tier runs SIMD (V8, SpiderMonkey), and without it for
+//! JavaScriptCore (Safari), which runs WebAssembly first in an interpreter that takes no SIMD
+//! instruction, so each function holding one is compiled by its baseline JIT on the page's thread
+//! at its first call (LLVM puts SIMD into ~1,900 of the module's 9,000 functions, and applies one
+//! module's target features to all of its functions, so a `#[target_feature]` on this one would
+//! bring them all back). `memchr` picks its SIMD searcher at compile time, so without `simd128` it
+//! runs its scalar one: `l_comment LIKE '%special%requests%'` over TPC-H SF1 took 27% longer in V8.
 //!
 //! The prefilter is the packed pair of `memchr`'s SIMD searchers, on 64-bit words (SWAR): two
 //! bytes of the needle believed rare (`memchr`'s `Pair`, by its byte-frequency ranking) are
 //! compared with 8 haystack positions at once, and a position where both match is compared in
-//! full. What is left past the last full step goes to `memmem`. Other targets use `memmem`
-//! alone, with its own SIMD.
+//! full. What is left past the last full step goes to `memmem`. Other targets, the SIMD build
+//! included, use `memmem` alone, with its own SIMD.
 
 use memchr::arch::all::packedpair::Pair;
 use memchr::memmem;
@@ -24,7 +25,10 @@ use memchr::memmem;
 pub struct Finder {
     scalar: memmem::Finder<'static>,
     /// The two needle offsets the prefilter compares (none for a needle under 2 bytes).
-    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    #[cfg_attr(
+        not(all(target_arch = "wasm32", not(target_feature = "simd128"))),
+        allow(dead_code)
+    )]
     pair: Option<(usize, usize)>,
 }
 
@@ -43,7 +47,7 @@ impl Finder {
 
     /// The offset of the needle's first occurrence in `haystack`.
     pub fn find(&self, haystack: &[u8]) -> Option<usize> {
-        #[cfg(target_arch = "wasm32")]
+        #[cfg(all(target_arch = "wasm32", not(target_feature = "simd128")))]
         if let Some((i1, i2)) = self.pair {
             return find_pair(haystack, self.needle(), i1, i2, &self.scalar);
         }
@@ -71,7 +75,10 @@ fn word_at(haystack: &[u8], from: usize) -> u64 {
 
 /// The packed-pair search: positions whose bytes at needle offsets `i1` and `i2` equal the
 /// needle's there are compared in full, 8 positions a step; the rest goes to `rest`.
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+#[cfg_attr(
+    not(all(target_arch = "wasm32", not(target_feature = "simd128"))),
+    allow(dead_code)
+)]
 fn find_pair(
     haystack: &[u8],
     needle: &[u8],
