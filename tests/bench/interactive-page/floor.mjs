@@ -8,7 +8,7 @@ import noSimdUrl from '../../../web/dist/wasm/parquet_skim_wasm_bg.wasm?url';
 import simdUrl from '../../../web/dist/wasm/parquet_skim_wasm_simd_bg.wasm?url';
 import { finish, loadTimeline, params, url, warmRuns } from './common.mjs';
 
-// The build parquet-skim loads in this engine: the rule of `wasmBuildFor` (web/src/wasm-loader.ts),
+// The build parquet-skim loads in this engine: the rule of `wasmBuildFor` (web/src/wasm-build.ts),
 // not imported, so that this page loads nothing of the package.
 const ua = navigator.userAgent;
 const wasmUrl = /AppleWebKit\//.test(ua) && !/(Chrome|Chromium)\//.test(ua) ? noSimdUrl : simdUrl;
