@@ -34,22 +34,23 @@ cargo build --release --locked --target wasm32-unknown-unknown -p parquet-skim-w
 # point bundlers at a file next to the bundle; the package always passes the compiled module.
 strip=(--remove-name-section)
 [ "${PARQUET_SKIM_KEEP_NAMES:-0}" = 1 ] && strip=()
-wasm-bindgen --target web --out-dir "$out" --out-name parquet_skim_wasm \
-  "${strip[@]}" --remove-producers-section --omit-default-module-path \
-  "${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/parquet_skim_wasm.wasm"
+bindgen() {  # <out dir> <target dir>: the glue and the .wasm of that target dir's release build
+  wasm-bindgen --target web --out-dir "$1" --out-name parquet_skim_wasm \
+    "${strip[@]}" --remove-producers-section --omit-default-module-path \
+    "$2/wasm32-unknown-unknown/release/parquet_skim_wasm.wasm"
+}
+bindgen "$out" "${CARGO_TARGET_DIR:-target}"
 echo "wasm ($codecs${PARQUET_SKIM_TEST_HOOKS:+, test hooks}): $(stat -c %s "$out/parquet_skim_wasm_bg.wasm") bytes"
 [ "${PARQUET_SKIM_TEST_HOOKS:-0}" = 1 ] && exit 0
 # The same core with 128-bit SIMD, for the engines whose first tier runs it (V8, SpiderMonkey):
-# `parquet_skim_wasm_simd_bg.wasm`, picked by web/src/wasm-loader.ts (JavaScriptCore gets the build
+# `parquet_skim_wasm_simd_bg.wasm`, picked by web/src/wasm-build.ts (JavaScriptCore gets the build
 # above; .cargo/config.toml says why). Its own target directory, so neither build undoes the other
 # (the flags are part of every crate's fingerprint). The glue must come out the same.
 simd_target=${CARGO_TARGET_DIR:-target}/simd
 CARGO_TARGET_DIR=$simd_target CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="-C target-feature=+simd128" \
   cargo build --release --locked --target wasm32-unknown-unknown -p parquet-skim-wasm "${features[@]}"
 glue=$(mktemp -d)
-wasm-bindgen --target web --out-dir "$glue" --out-name parquet_skim_wasm \
-  "${strip[@]}" --remove-producers-section --omit-default-module-path \
-  "$simd_target/wasm32-unknown-unknown/release/parquet_skim_wasm.wasm"
+bindgen "$glue" "$simd_target"
 if ! cmp -s "$glue/parquet_skim_wasm.js" "$out/parquet_skim_wasm.js"; then
   echo "the SIMD build's wasm-bindgen glue differs from the other build's: one glue cannot load both" >&2
   exit 1

@@ -4,14 +4,15 @@
  * rounds (what opening read, then every page at once) — compile and I/O side by side. Then the
  * same rounds again, warm (the I/O floor of a warm reader).
  */
+
 import noSimdUrl from '../../../web/dist/wasm/parquet_skim_wasm_bg.wasm?url';
 import simdUrl from '../../../web/dist/wasm/parquet_skim_wasm_simd_bg.wasm?url';
+import { defaultWasmBuild } from '../../../web/src/wasm-build.ts';
 import { finish, loadTimeline, params, url, warmRuns } from './common.mjs';
 
-// The build parquet-skim loads in this engine: the rule of `wasmBuildFor` (web/src/wasm-build.ts),
-// not imported, so that this page loads nothing of the package.
-const ua = navigator.userAgent;
-const wasmUrl = /AppleWebKit\//.test(ua) && !/(Chrome|Chromium)\//.test(ua) ? noSimdUrl : simdUrl;
+// The build parquet-skim loads in this engine (the rule is a module of its own, with no imports:
+// this page loads nothing else of the package).
+const wasmUrl = defaultWasmBuild() === 'no-simd' ? noSimdUrl : simdUrl;
 
 const rounds = JSON.parse(params.get('rounds'));
 
