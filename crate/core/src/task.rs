@@ -351,7 +351,10 @@ impl TaskDecoder {
         }
         let metrics = ArrowReaderMetrics::enabled();
         let projection = scan.projection().clone();
-        let stream = IpcStream::try_new(projection.output_schema())?;
+        let mut stream = IpcStream::try_new(projection.output_schema())?;
+        if let Some(rows) = spec.expected_rows {
+            stream.expect_rows(rows);
+        }
         let (stage, cross, capture) = match (scan.filter(), &spec.cache_key, cached) {
             (Some(filter), Some(_), Some(cached)) => {
                 // Not decoded with, but it validates the row group, chunk sizes and filter as
@@ -399,6 +402,10 @@ impl TaskDecoder {
         if decoder.cross.is_some() {
             decoder.evaluate_kept()?;
             decoder.start_output(scan)?;
+            let passed = decoder.cross.as_ref().map_or(0, |c| c.passed as u64);
+            if let Some(stream) = &mut decoder.stream {
+                stream.expect_rows(passed);
+            }
         }
         Ok(decoder)
     }
