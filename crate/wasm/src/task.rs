@@ -73,6 +73,10 @@ impl JsTask {
             None => js_result(self.decoder.run()).map(Some)?,
             Some(max) => js_result(self.decoder.run_sliced(max as usize))?,
         };
+        // The call returned: an allocation that failed in it was handled (the IPC stream's
+        // reservation falls back to growing as it goes), and must not explain a later trap.
+        #[cfg(target_arch = "wasm32")]
+        let _ = crate::allocator::take_failure();
         let step = match step {
             None => TaskStep::Yielded,
             Some(TaskRun::NeedsRanges(ranges)) => TaskStep::Needs {
