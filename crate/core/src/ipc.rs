@@ -73,7 +73,7 @@ impl IpcStream {
         let Ok(bytes) = usize::try_from(bytes.min(MAX_RESERVE_BYTES)) else {
             return;
         };
-        // Best effort: without the room, the stream grows as it would have.
+        // Best effort: without the room (a memory limit near), the stream grows as it would have.
         let _ = self.writer.get_mut().try_reserve_exact(bytes);
     }
 
