@@ -21,6 +21,7 @@ import path from 'node:path';
 import { startRangeServer } from '../server/range-server.mjs';
 import { launchEngine } from '../support/engines.mjs';
 import { median, RUNS, repo } from './lib.mjs';
+import { CONTAINS, Q6_WHERE, SCAN3 } from './peers-page/queries.mjs';
 
 const engineName = process.argv[2] ?? 'firefox';
 const list = (name, fallback) => (process.env[name] ?? fallback).split(',').filter((s) => s !== '');
@@ -33,20 +34,26 @@ const warm = process.env.BENCH_WARM === '1';
 const cache = path.join(repo, 'tests/.cache');
 const harness = path.join(cache, 'harness');
 
-/** Page side: a reader, then the query (twice when warm); the timed run's ms, rows and build. */
-async function runQuery({ url, query, warm }) {
-  const Q6 =
-    "l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24";
+/** The scan options of each query: the peers bench's queries (peers-page/queries.mjs). */
+const SCANS = {
+  q6: { filter: Q6_WHERE, columns: ['l_extendedprice', 'l_discount'] },
+  like: {
+    filter: `${CONTAINS.lineitem.column} LIKE '${CONTAINS.lineitem.like}'`,
+    columns: CONTAINS.lineitem.columns,
+  },
+  scan3: { columns: SCAN3.lineitem },
+};
+for (const query of queries) {
+  if (!(query in SCANS)) throw new Error(`unknown query ${query}; expected one of ${Object.keys(SCANS).join(', ')}`);
+}
+
+/** Page side: a reader, then the scan (twice when warm); the timed run's ms, rows and build. */
+async function runQuery({ url, options, warm }) {
   const started = performance.now();
   const reader = await window.harness.skim.createReader({});
   const once = async (t0) => {
     const file = await reader.open(`${url}?r=${Math.random()}`);
-    const scan =
-      query === 'q6'
-        ? file.scan({ filter: Q6, columns: ['l_extendedprice', 'l_discount'] })
-        : query === 'like'
-          ? file.scan({ filter: "l_comment LIKE '%special%requests%'", columns: ['l_orderkey', 'l_comment'] })
-          : file.scan({ columns: ['l_quantity', 'l_shipdate', 'l_returnflag'] });
+    const scan = file.scan(options);
     let rows = 0;
     for await (const batch of scan) rows += batch.numRows;
     return { ms: performance.now() - t0, rows, decodeMs: scan.stats.decodeMs };
@@ -84,7 +91,7 @@ try {
             const page = await engine.open(`${server.url}/`);
             try {
               await page.waitFor('body[data-ready=true]');
-              const r = await page.evaluate(runQuery, { url: `/sample/${file}`, query, warm });
+              const r = await page.evaluate(runQuery, { url: `/sample/${file}`, options: SCANS[query], warm });
               const said = `${r.rows} rows`;
               if (answer !== '' && said !== answer) throw new Error(`${file} ${query}: ${said}, earlier ${answer}`);
               answer = said;

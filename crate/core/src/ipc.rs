@@ -57,8 +57,11 @@ impl IpcStream {
         let rows = batch.num_rows() as u64;
         self.rows += rows;
         self.writer.write(batch).map_err(ipc_error)?;
-        if let (true, Some(expected)) = (first && rows > 0, self.expected_rows) {
-            self.reserve_rest(expected, (self.bytes() - before) as u64, rows);
+        match self.expected_rows {
+            Some(expected) if first && rows > 0 => {
+                self.reserve_rest(expected, (self.bytes() - before) as u64, rows);
+            }
+            _ => {}
         }
         Ok(())
     }

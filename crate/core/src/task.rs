@@ -402,10 +402,6 @@ impl TaskDecoder {
         if decoder.cross.is_some() {
             decoder.evaluate_kept()?;
             decoder.start_output(scan)?;
-            let passed = decoder.cross.as_ref().map_or(0, |c| c.passed as u64);
-            if let Some(stream) = &mut decoder.stream {
-                stream.expect_rows(passed);
-            }
         }
         Ok(decoder)
     }
@@ -638,6 +634,8 @@ impl TaskDecoder {
             keep_first_passed(&mut cross.masks, limit);
         }
         cross.passed = cross.masks.iter().map(BooleanArray::true_count).sum();
+        // The rows that passed are the task's output: its IPC stream reserves room for them.
+        let passed = cross.passed as u64;
         let mut prefetch = None;
         let schema = cross.file.metadata().file_metadata().schema_descr();
         let roots = schema.root_schema().get_fields();
@@ -693,6 +691,9 @@ impl TaskDecoder {
             Stage::Decode(decoder)
         };
         self.prefetch = prefetch;
+        if let Some(stream) = &mut self.stream {
+            stream.expect_rows(passed);
+        }
         Ok(())
     }
 
