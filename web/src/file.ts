@@ -572,16 +572,16 @@ export function syncStats(stats: ScanStats, cost: PhaseCosts, plannedAt: number,
   stats.elapsedMs = performance.now() - started;
 }
 
-/**
- * Counts a finished task in its scan's stats: decode and queue time, predicate-cache rows, memory,
- * and what the cross-scan cache did. A row group split into tasks is `cached` only if every one of
- * them hit (`missed`: the row groups where one did not).
- */
 /** The row groups task `spec` decodes: its own, then any it spans (small row groups share a task). */
 export function rowGroupsOf(spec: TaskSpec): number[] {
   return [spec.rowGroupIdx, ...(spec.moreRowGroups ?? []).map((part) => part.rowGroupIdx)];
 }
 
+/**
+ * Counts a finished task in its scan's stats: decode and queue time, predicate-cache rows, memory,
+ * and what the cross-scan cache did. A row group split into tasks is `cached` only if every one of
+ * them hit (`missed`: the row groups where one did not).
+ */
 export function countTask(stats: ScanStats, missed: Set<number>, spec: TaskSpec, result: TaskResult): void {
   stats.tasksDone += 1;
   stats.decodeMs += result.decodeMs;
