@@ -57,11 +57,8 @@ impl IpcStream {
         let rows = batch.num_rows() as u64;
         self.rows += rows;
         self.writer.write(batch).map_err(ipc_error)?;
-        match self.expected_rows {
-            Some(expected) if first && rows > 0 => {
-                self.reserve_rest(expected, (self.bytes() - before) as u64, rows);
-            }
-            _ => {}
+        if let Some(expected) = self.expected_rows.filter(|_| first && rows > 0) {
+            self.reserve_rest(expected, (self.bytes() - before) as u64, rows);
         }
         Ok(())
     }

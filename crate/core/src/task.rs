@@ -58,7 +58,7 @@ use parquet::arrow::ProjectionMask;
 use parquet::file::metadata::ParquetMetaData;
 
 use crate::aggregate::{Aggregator, Partial};
-use crate::column_cache::{filtered_column, memory_size, CacheReport, CachedColumns, Checkout};
+use crate::column_cache::{memory_size, CacheReport, CachedColumns, Checkout, KeptColumn};
 use crate::error::{Result, SkimError};
 use crate::filter::{eval, Filter};
 use crate::ipc::IpcStream;
@@ -265,9 +265,9 @@ struct CrossScan {
     kept: Vec<RecordBatch>,
     /// One mask per filter batch: which rows passed.
     masks: Vec<BooleanArray>,
-    /// Output columns taken from the kept batches (filtered, concatenated), by name.
-    from_kept: HashMap<String, ArrayRef>,
-    /// Output rows emitted so far (offset into `from_kept`).
+    /// Output columns taken from the kept batches (the rows that passed), by name.
+    from_kept: HashMap<String, KeptColumn>,
+    /// Output rows emitted so far.
     emitted: usize,
     /// Rows that passed the filter.
     passed: usize,
@@ -634,7 +634,6 @@ impl TaskDecoder {
             keep_first_passed(&mut cross.masks, limit);
         }
         cross.passed = cross.masks.iter().map(BooleanArray::true_count).sum();
-        // The rows that passed are the task's output: its IPC stream reserves room for them.
         let passed = cross.passed as u64;
         let mut prefetch = None;
         let schema = cross.file.metadata().file_metadata().schema_descr();
@@ -652,7 +651,7 @@ impl TaskDecoder {
             };
             let wholly_kept = leaves_of(root).all(|l| cross.leaves.contains(&l));
             if wholly_kept && cross.passed > 0 {
-                let column = filtered_column(&cross.kept, &cross.masks, field.name())
+                let column = KeptColumn::try_new(&cross.kept, &cross.masks, field.name())
                     .map_err(|e| SkimError::from_arrow("taking cached filter columns", e))?;
                 cross.from_kept.insert(field.name().clone(), column);
             } else if !wholly_kept {
@@ -691,6 +690,7 @@ impl TaskDecoder {
             Stage::Decode(decoder)
         };
         self.prefetch = prefetch;
+        // The rows that passed are the task's output: its IPC stream reserves room for them.
         if let Some(stream) = &mut self.stream {
             stream.expect_rows(passed);
         }
@@ -714,18 +714,18 @@ impl TaskDecoder {
         self.assemble(Some(&batch), n)
     }
 
-    /// The next `n` output rows in the requested column order: kept columns sliced at the rows
-    /// emitted so far, the others from `decoded`.
+    /// The next `n` output rows in the requested column order: the kept columns' next `n` rows,
+    /// the others from `decoded`.
     fn assemble(&mut self, decoded: Option<&RecordBatch>, n: usize) -> Result<RecordBatch> {
         let schema = Arc::clone(self.projection.output_schema());
         let cross = self.cross_mut()?;
         let columns = schema
             .fields()
             .iter()
-            .map(|f| match (cross.from_kept.get(f.name()), decoded) {
-                (Some(kept), _) if cross.emitted + n <= kept.len() => {
-                    Ok(kept.slice(cross.emitted, n))
-                }
+            .map(|f| match (cross.from_kept.get_mut(f.name()), decoded) {
+                (Some(kept), _) if n <= kept.len() => kept
+                    .take(n)
+                    .map_err(|e| SkimError::from_arrow("taking cached filter columns", e)),
                 (Some(_), _) => Err(short_decode(
                     (cross.emitted + n) as u64,
                     cross.passed as u64,
