@@ -357,8 +357,6 @@ fn leaves_text(leaves: &[usize]) -> String {
 pub struct KeptColumn {
     /// Filtered parts not yet taken (the first possibly sliced), none empty.
     parts: VecDeque<ArrayRef>,
-    /// Rows not yet taken.
-    rows: usize,
     /// The column's type: what a batch of no rows is.
     data_type: DataType,
 }
@@ -371,6 +369,13 @@ impl KeptColumn {
         masks: &[BooleanArray],
         name: &str,
     ) -> Result<Self, ArrowError> {
+        if batches.len() != masks.len() {
+            return Err(ArrowError::InvalidArgumentError(format!(
+                "{} cached batches but {} filter masks",
+                batches.len(),
+                masks.len()
+            )));
+        }
         let first = batches
             .first()
             .ok_or_else(|| ArrowError::InvalidArgumentError("no cached batches".into()))?;
@@ -388,35 +393,27 @@ impl KeptColumn {
                 parts.push_back(part);
             }
         }
-        let rows = parts.iter().map(|p| p.len()).sum();
-        Ok(Self {
-            parts,
-            rows,
-            data_type,
-        })
+        Ok(Self { parts, data_type })
     }
 
     /// Rows not yet taken.
     pub fn len(&self) -> usize {
-        self.rows
+        self.parts.iter().map(|p| p.len()).sum()
     }
 
     /// Whether every row has been taken.
     pub fn is_empty(&self) -> bool {
-        self.rows == 0
+        self.parts.is_empty()
     }
 
-    /// The next `n` rows (an error past the last).
+    /// The next `n` rows; `None` (and nothing taken) when fewer are left.
     ///
     /// Out of line: inlined (fat LTO) into the task's batch step, the concatenation made that
     /// step bigger, and V8 runs it in its baseline tier for longer while optimizing it.
     #[inline(never)]
-    pub fn take(&mut self, n: usize) -> Result<ArrayRef, ArrowError> {
-        if n > self.rows {
-            return Err(ArrowError::InvalidArgumentError(format!(
-                "asked for {n} rows of a kept column, {} left",
-                self.rows
-            )));
+    pub fn take(&mut self, n: usize) -> Result<Option<ArrayRef>, ArrowError> {
+        if n > self.len() {
+            return Ok(None);
         }
         let mut pieces = Vec::new();
         let mut wanted = n;
@@ -434,13 +431,12 @@ impl KeptColumn {
                 pieces.push(part);
             }
         }
-        self.rows -= n;
         match pieces.as_slice() {
-            [] => Ok(new_empty_array(&self.data_type)),
-            [one] => Ok(Arc::clone(one)),
+            [] => Ok(Some(new_empty_array(&self.data_type))),
+            [one] => Ok(Some(Arc::clone(one))),
             _ => {
                 let refs: Vec<&dyn Array> = pieces.iter().map(AsRef::as_ref).collect();
-                arrow_select::concat::concat(&refs)
+                arrow_select::concat::concat(&refs).map(Some)
             }
         }
     }
@@ -571,7 +567,7 @@ mod tests {
             let mut got = Vec::new();
             while !kept.is_empty() {
                 let n = step.min(kept.len());
-                let part = kept.take(n).expect("take");
+                let part = kept.take(n).expect("take").expect("rows left");
                 assert_eq!(part.len(), n);
                 let strings = part
                     .as_any()
@@ -580,10 +576,19 @@ mod tests {
                 got.extend(strings.iter().map(|v| v.unwrap_or_default().to_string()));
             }
             assert_eq!(got, expected, "taken {step} at a time");
-            assert_eq!(kept.take(0).expect("none").len(), 0);
-            assert!(kept.take(1).is_err(), "past the last row");
+            let none = kept.take(0).expect("take").expect("no rows");
+            assert_eq!(none.len(), 0);
+            assert!(kept.take(1).expect("take").is_none(), "past the last row");
         }
+        // Fewer rows left than asked for: nothing is taken.
+        let mut kept = KeptColumn::try_new(&batches, &masks, "s").expect("kept");
+        assert!(kept.take(expected.len() + 1).expect("take").is_none());
+        assert_eq!(kept.len(), expected.len());
         assert!(KeptColumn::try_new(&batches, &masks, "t").is_err());
+        assert!(
+            KeptColumn::try_new(&batches, &masks[1..], "s").is_err(),
+            "a mask short"
+        );
     }
 
     #[test]

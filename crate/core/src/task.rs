@@ -723,14 +723,16 @@ impl TaskDecoder {
             .fields()
             .iter()
             .map(|f| match (cross.from_kept.get_mut(f.name()), decoded) {
-                (Some(kept), _) if n <= kept.len() => kept
+                (Some(kept), _) => kept
                     .take(n)
-                    .map_err(|e| SkimError::from_arrow("taking cached filter columns", e)),
-                (Some(_), _) => Err(short_decode(
-                    (cross.emitted + n) as u64,
-                    cross.passed as u64,
-                    &format!("row group {}", cross.spec.row_group_idx),
-                )),
+                    .map_err(|e| SkimError::from_arrow("taking cached filter columns", e))?
+                    .ok_or_else(|| {
+                        short_decode(
+                            (cross.emitted + n) as u64,
+                            cross.passed as u64,
+                            &format!("row group {}", cross.spec.row_group_idx),
+                        )
+                    }),
                 (None, Some(batch)) => batch.column_by_name(f.name()).cloned().ok_or_else(|| {
                     SkimError::internal(format!("decoded batch lacks column {}", f.name()))
                 }),
