@@ -271,6 +271,45 @@ test('a small first query is decoded on the page while no worker is ready; the w
   expect(results.off.onPageAfter).toBe(results.off.onPage);
 });
 
+test('a bulk scan of small tasks from bytes in memory goes to the workers once they are ready', async ({ harness }) => {
+  // SF1 in memory, two columns: 6 tasks of ~2.4 MB, each small enough for the page, the scan
+  // too big (it starts the workers). The page decodes tasks while the workers start; it used to
+  // go on doing so for good: from bytes in memory nothing but its own decoding ran on the page's
+  // thread (promises, `scheduler.yield()`), so the workers' `ready` was never handled. The
+  // scans follow each other with no timer between them, as an app's loop would.
+  const result = await harness.evaluate(async () => {
+    const { skim } = window.harness;
+    const bytes = new Uint8Array(await (await fetch('/sample/lineitem-sf1.parquet')).arrayBuffer());
+    const reader = await skim.createReader({ workers: 2 });
+    const file = await reader.open(bytes);
+    const scans: { tasks: number; onPage: number; rows: number; firsts: string }[] = [];
+    for (let i = 0; i < 40; i++) {
+      const before = reader.stats().workers.tasksOnPage;
+      const scan = file.scan({ columns: ['l_orderkey', 'l_quantity'] });
+      let rows = 0;
+      // Each batch's first key, in the order the batches came.
+      const firsts: string[] = [];
+      for await (const batch of scan) {
+        rows += batch.numRows;
+        firsts.push(String(batch.getChild('l_orderkey')?.get(0)));
+      }
+      const onPage = reader.stats().workers.tasksOnPage - before;
+      scans.push({ tasks: scan.stats.tasksTotal, onPage, rows, firsts: firsts.join(',') });
+      if (scans.at(-1)?.onPage === 0) break;
+    }
+    const ready = reader.stats().workers.ready;
+    reader.dispose();
+    return { scans, ready };
+  });
+  const [first] = result.scans;
+  expect(first?.tasks).toBeGreaterThanOrEqual(6);
+  expect(first?.rows).toBe(6_001_215);
+  for (const scan of result.scans) expect(scan).toMatchObject({ rows: first?.rows, firsts: first?.firsts });
+  // The workers got ready and took over the scan's tasks.
+  expect(result.ready).toBeGreaterThanOrEqual(1);
+  expect(result.scans.at(-1)?.onPage).toBe(0);
+});
+
 test('a one-row-group file with no offset index, split across the workers, reads each column chunk once', async ({
   harness,
 }) => {

@@ -31,6 +31,11 @@ function executors(options: { trapOnPage?: boolean; failOnPage?: string; failInW
       if (options.failOnPage !== undefined) throw new ParquetSkimError(options.failOnPage as ErrorCode, 'on the page');
       return result(1);
     },
+    /** As the real one: the task runs here unless `elsewhere()` says otherwise when its turn comes. */
+    runUnless: async (job: TaskJob, elsewhere: () => boolean) => {
+      await tick();
+      return elsewhere() ? undefined : page.run(job);
+    },
     holds: () => false,
     cachedBytes: () => 0,
     openFile() {},
@@ -39,6 +44,7 @@ function executors(options: { trapOnPage?: boolean; failOnPage?: string; failInW
     concurrency: 2,
     tasksAlive: 4,
     anyReady: false,
+    starting: false,
     started: 0,
     shown: [] as number[],
     start() {
@@ -112,6 +118,24 @@ describe('HybridExecutor', () => {
     hybrid.prepare(file, 1001);
     expect(pool.started).toBe(1);
     expect(pool.shown).toEqual([7]);
+  });
+
+  it('sends a small task of a bulk scan queued on the page while the workers start to a worker ready by its turn', async () => {
+    const { ran, pool, hybrid } = executors();
+    pool.starting = true;
+    const queued = hybrid.run(job('bulk-part', 500, 50_000));
+    // A worker answers `init` before the page gets to the task.
+    pool.anyReady = true;
+    pool.starting = false;
+    await queued;
+    expect(ran).toEqual(['worker:bulk-part']);
+    expect(hybrid.tasksInline).toBe(0);
+    // Still starting when its turn comes: the page decodes it.
+    const later = executors();
+    later.pool.starting = true;
+    await later.hybrid.run(job('bulk-part-2', 500, 50_000));
+    expect(later.ran).toEqual(['page:bulk-part-2']);
+    expect(later.hybrid.tasksInline).toBe(1);
   });
 
   it('sends a big task to the workers at once', async () => {

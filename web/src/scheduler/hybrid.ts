@@ -77,26 +77,39 @@ export class HybridExecutor implements Executor {
     // A small query on an idle page: no hop to a worker.
     const smallQuery = job.scanPlannedBytes <= this.inlineScanBytes && this.inline.idle;
     if (small && !this.inline.trapped && (cachedHere || !this.pool.anyReady || smallQuery)) {
+      // Here only because the workers, started, are not ready yet: when its turn on the page
+      // comes, the task goes to them if one is ready by then.
+      const fillingIn = !cachedHere && !smallQuery && this.pool.starting;
       this.tasksInline += 1;
-      const result = this.inline.run(job).catch(async (error: unknown) => {
-        // A trap on the page's instance (seen in WebKit, ~1 in 1,000 tasks, only with its
-        // optimizing tier on): the task runs again in a worker, and the page decodes no more.
-        if (this.inline.trapped) {
-          this.trapsOnPage += 1;
+      const onPage: Promise<TaskResult | undefined> = fillingIn
+        ? this.inline.runUnless(job, () => this.pool.anyReady)
+        : this.inline.run(job);
+      const result = onPage.then(
+        (done) => {
+          if (done !== undefined) return done;
+          this.tasksInline -= 1;
           return this.pool.run(job);
-        }
-        // A file read as invalid on the page may be the engine's fault too (recheck.ts): a
-        // worker looks at the task again, and its answer — rows or the same error — is the one.
-        if (!mayBeEngineFault(error) || job.signal?.aborted === true) throw error;
-        rechecks.ran += 1;
-        const again = await this.pool.run({ ...job, rechecked: true }).catch((poolError: unknown) => {
-          // No worker could look (they cannot start, or the reader went): the page's error stands.
-          const code = (poolError as { code?: unknown }).code;
-          throw code === 'WORKER_CRASHED' || code === 'DISPOSED' ? error : poolError;
-        });
-        rechecks.passed += 1;
-        return again;
-      });
+        },
+        async (error: unknown) => {
+          // A trap on the page's instance (seen in WebKit, ~1 in 1,000 tasks, only with its
+          // optimizing tier on): the task runs again in a worker, and the page decodes no more.
+          if (this.inline.trapped) {
+            this.trapsOnPage += 1;
+            return this.pool.run(job);
+          }
+          // A file read as invalid on the page may be the engine's fault too (recheck.ts): a
+          // worker looks at the task again, and its answer — rows or the same error — is the one.
+          if (!mayBeEngineFault(error) || job.signal?.aborted === true) throw error;
+          rechecks.ran += 1;
+          const again = await this.pool.run({ ...job, rechecked: true }).catch((poolError: unknown) => {
+            // No worker could look (they cannot start, or the reader went): the page's error stands.
+            const code = (poolError as { code?: unknown }).code;
+            throw code === 'WORKER_CRASHED' || code === 'DISPOSED' ? error : poolError;
+          });
+          rechecks.passed += 1;
+          return again;
+        },
+      );
       // The first query is (about to be) answered: start the workers for the next one.
       result.finally(() => setTimeout(() => this.pool.start(), 0)).catch(() => undefined);
       return result;

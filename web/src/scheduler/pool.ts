@@ -150,6 +150,11 @@ export class WorkerPool implements Executor {
     for (const file of this.files.values()) this.showFile(file);
   }
 
+  /** Workers started ({@link start}) and none ready yet. */
+  get starting(): boolean {
+    return this.started && !this.anyReady;
+  }
+
   /** Whether some worker has its core instantiated (answered `init`). */
   get anyReady(): boolean {
     return this.slots.some((slot) => slot.ready);
