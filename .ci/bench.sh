@@ -3,7 +3,8 @@
 # ClickBench-hits-like table; deterministic, cached in tests/.cache/data), then runs in headless
 # Chromium:
 # - the read-task ablations → bench/results/<date>-ablations.json
-# - the predicate / cross-scan cache benchmark → bench/results/<date>-cache.json
+# - the predicate / cross-scan cache benchmark, on the hits table as datagen, pyarrow and DuckDB
+#   write it → bench/results/<date>-cache.json
 # - the package size (.wasm and JS, raw / gzip / brotli) → bench/results/<date>-size.json
 # - parquet-skim against parquet-wasm, hyparquet and DuckDB-WASM, beside the I/O floor (TPC-H
 #   lineitem in three layouts of its own and as tpchgen-cli, pyarrow and DuckDB write it, and the
@@ -25,10 +26,10 @@ hits=tests/.cache/data/hits-2m.parquet
 if [ ! -f "$hits" ]; then
   cargo run --quiet --locked -p parquet-skim-datagen -- hits --rows 2000000 --row-group-rows 262144 --out "$hits"
 fi
+bash tests/conformance/setup-venv.sh >/dev/null  # tpchgen-cli, pyarrow and DuckDB write the other writers' files
 node tests/bench/ablations.mjs
 node tests/bench/cache.mjs
 node tests/bench/size.mjs
-bash tests/conformance/setup-venv.sh >/dev/null  # tpchgen-cli, pyarrow and DuckDB write the other writers' files
 node tests/bench/peers.mjs
 node tests/bench/interactive.mjs
 node tests/bench/explorer.mjs

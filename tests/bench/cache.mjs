@@ -18,6 +18,13 @@
  *   memory, as many bytes as that query's cache kept (page faults the engine charges once per
  *   page, which a scan that reuses a few buffers does not pay).
  *
+ * The same table as other writers write it (tests/bench/write-others.py, at bench time): pyarrow's
+ * `write_table` with its defaults (two 1Mi-row groups, dictionaries on every column, no page
+ * index) and DuckDB's `COPY … (FORMAT parquet)` (17 groups of 122,880 rows). For them a subset:
+ * first queries cache off and at 256 MiB, and the three re-filters against their cold queries at
+ * 256 MiB, over HTTP and in memory. `BENCH_WRITERS` (datagen, pyarrow, duckdb) picks the writers;
+ * a subset writes `<date>-cache-<writers>.json` instead.
+ *
  * Every variant's answer (rows, and the bytes of the returned strings) must match the cache-off
  * answer before a time is recorded. Both timed scans run on warm WebAssembly, so the ratio is the
  * cache's, not V8's tier-up: before a cold or first query, an untimed `LIKE` on another string
@@ -27,6 +34,8 @@
  * 71–78 ms against 49–50 ms warm, in memory, 256 MiB). Medians of `RUNS` runs,
  * fresh page each; results in bench/results/<date>-cache.json and a Markdown table on stdout.
  */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { measure, median, onFreshPages, RUNS, repo, startBench, today } from './lib.mjs';
@@ -43,16 +52,22 @@ const WARM_OTHER = ["SearchPhrase LIKE '%no such phrase%'"];
 /** Untimed, before a re-filter: the first query, then a re-filter of the cached column (the hit path). */
 const warmCached = (first) => [first, "URL LIKE '%yandex%'"];
 const MiB = 2 ** 20;
+/** The hits table as each writer wrote it (in tests/.cache/data, served under /sample/). */
+const FILES = { datagen: 'hits-2m.parquet', pyarrow: 'hits-2m-pyarrow.parquet', duckdb: 'hits-2m-duckdb.parquet' };
+const WRITERS = (process.env.BENCH_WRITERS ?? Object.keys(FILES).join(',')).split(',').filter((w) => w !== '');
+for (const w of WRITERS)
+  if (!(w in FILES)) throw new Error(`BENCH_WRITERS: unknown writer ${w} (expected ${Object.keys(FILES)})`);
+const DATA_DIR = path.join(repo, 'tests/.cache/data');
 
 /**
  * `warmUp` runs the untimed scans before `run`: the filters of `before`, in order — with
  * `beforeOnOther`, on another opening of the file (another identity: nothing it caches serves the
  * timed scan, but the workers' memory has grown to hold what it cached).
  */
-async function hitsCase({ cacheBytes, filter, before, beforeOnOther, inMemory }) {
+async function hitsCase({ cacheBytes, filter, before, beforeOnOther, inMemory, fileName }) {
   const { skim } = window.harness;
   const reader = await skim.createReader({ workers: 2, cacheBytes });
-  const url = '/sample/hits-2m.parquet';
+  const url = `/sample/${fileName}`;
   const fileBytes = inMemory ? new Uint8Array(await (await fetch(url)).arrayBuffer()) : undefined;
   const file = await reader.open(fileBytes ?? url);
   // Bytes opened again are another identity too (one per opening).
@@ -114,31 +129,43 @@ async function measureTouch(bench, bytes) {
   return { bytes, medianMs: median(times), runsMs: times };
 }
 
+if (WRITERS.some((w) => w !== 'datagen' && !existsSync(path.join(DATA_DIR, FILES[w])))) {
+  const python = path.join(repo, 'tests/.venv/bin/python');
+  const script = path.join(repo, 'tests/bench/write-others.py');
+  const written = spawnSync(python, [script, 'hits', path.join(DATA_DIR, FILES.datagen), DATA_DIR], {
+    stdio: 'inherit',
+  });
+  if (written.status !== 0) throw new Error('write-others.py hits failed (run tests/conformance/setup-venv.sh first)');
+}
+
 const bench = await startBench();
 const results = [];
 let touch;
 try {
-  for (const inMemory of [false, true]) {
-    for (const cacheBytes of [0, 16 * MiB, 64 * MiB, 256 * MiB]) {
-      const args = { cacheBytes, filter: FIRST, inMemory, warm: true, before: WARM_OTHER };
-      results.push(await measure(bench, 'first', hitsCase, args));
-    }
-    for (const cacheBytes of [0, 64 * MiB, 256 * MiB]) {
-      const args = { cacheBytes, filter: DENSE, inMemory, edit: 'dense', warm: true, before: WARM_OTHER };
-      results.push(await measure(bench, 'first', hitsCase, args));
-    }
-    // The dense first query again, after the same query on another opening of the file: the
-    // workers' memory has grown (and been touched) to hold what a cache keeps.
-    for (const cacheBytes of [0, 256 * MiB]) {
-      const args = { cacheBytes, filter: DENSE, inMemory, edit: 'dense', warm: true, before: [DENSE] };
-      results.push(await measure(bench, 'first, memory grown', hitsCase, { ...args, beforeOnOther: true }));
-    }
-    for (const [edit, filter] of Object.entries(EDITED)) {
-      for (const cacheBytes of [64 * MiB, 256 * MiB]) {
-        const args = { cacheBytes, filter, inMemory, edit, warm: true };
-        results.push(await measure(bench, 'cold', hitsCase, { ...args, before: WARM_OTHER }));
-        const before = warmCached(EDITED_FROM[edit]);
-        results.push(await measure(bench, 'refilter', hitsCase, { ...args, before }));
+  for (const writer of WRITERS) {
+    const all = writer === 'datagen';
+    for (const inMemory of [false, true]) {
+      const on = { inMemory, writer, fileName: FILES[writer], warm: true };
+      for (const cacheBytes of all ? [0, 16 * MiB, 64 * MiB, 256 * MiB] : [0, 256 * MiB]) {
+        results.push(await measure(bench, 'first', hitsCase, { ...on, cacheBytes, filter: FIRST, before: WARM_OTHER }));
+      }
+      for (const cacheBytes of all ? [0, 64 * MiB, 256 * MiB] : [0, 256 * MiB]) {
+        const args = { ...on, cacheBytes, filter: DENSE, edit: 'dense', before: WARM_OTHER };
+        results.push(await measure(bench, 'first', hitsCase, args));
+      }
+      // The dense first query again, after the same query on another opening of the file: the
+      // workers' memory has grown (and been touched) to hold what a cache keeps.
+      for (const cacheBytes of all ? [0, 256 * MiB] : []) {
+        const args = { ...on, cacheBytes, filter: DENSE, edit: 'dense', before: [DENSE], beforeOnOther: true };
+        results.push(await measure(bench, 'first, memory grown', hitsCase, args));
+      }
+      for (const [edit, filter] of Object.entries(EDITED)) {
+        for (const cacheBytes of all ? [64 * MiB, 256 * MiB] : [256 * MiB]) {
+          const args = { ...on, cacheBytes, filter, edit };
+          results.push(await measure(bench, 'cold', hitsCase, { ...args, before: WARM_OTHER }));
+          const before = warmCached(EDITED_FROM[edit]);
+          results.push(await measure(bench, 'refilter', hitsCase, { ...args, before }));
+        }
       }
     }
   }
@@ -148,9 +175,14 @@ try {
   // what the dense first query's cache kept (inserted: its peak also counts the warm-up's entry),
   // and write a byte in every 4 KiB page.
   const dense = results.find(
-    (r) => r.name === 'first' && r.args.edit === 'dense' && r.args.cacheBytes === 256 * MiB && r.args.inMemory,
+    (r) =>
+      r.name === 'first' &&
+      r.args.writer === 'datagen' &&
+      r.args.edit === 'dense' &&
+      r.args.cacheBytes === 256 * MiB &&
+      r.args.inMemory,
   );
-  touch = await measureTouch(bench, dense.stats.columnCache.bytesInserted);
+  if (dense !== undefined) touch = await measureTouch(bench, dense.stats.columnCache.bytesInserted);
 } finally {
   await bench.close();
 }
@@ -158,7 +190,9 @@ try {
 for (const filter of [FIRST, DENSE, ...Object.values(EDITED)]) {
   const answers = new Set(results.filter((r) => r.args.filter === filter).map((r) => r.answer));
   if (answers.size !== 1)
-    throw new Error(`${filter}: answers differ with the cache on and off: ${[...answers].join(' / ')}`);
+    throw new Error(
+      `${filter}: answers differ with the cache on and off, or between writers: ${[...answers].join(' / ')}`,
+    );
 }
 for (const r of results) {
   const c = r.stats.columnCache;
@@ -167,7 +201,7 @@ for (const r of results) {
 
 const mb = (b) => (b / MiB).toFixed(1);
 const label = (r) =>
-  `${r.name}${r.args.edit ? ` (${r.args.edit})` : ''}, cacheBytes ${mb(r.args.cacheBytes)} MiB, ${r.args.inMemory ? 'in memory' : 'over HTTP'}`;
+  `${r.args.writer}: ${r.name}${r.args.edit ? ` (${r.args.edit})` : ''}, cacheBytes ${mb(r.args.cacheBytes)} MiB, ${r.args.inMemory ? 'in memory' : 'over HTTP'}`;
 console.log('\n| case | median ms | MiB fetched | cache hits/tasks | peak MiB | rejected MiB | answer |');
 console.log('|---|---:|---:|---:|---:|---:|---|');
 for (const r of results) {
@@ -177,38 +211,52 @@ for (const r of results) {
     `| ${label(r)} | ${r.medianMs.toFixed(0)} | ${mb(s.bytesFetched)} | ${c.hits}/${s.tasksTotal} | ${mb(c.peakBytes)} | ${mb(c.bytesRejected)} | ${r.answer} |`,
   );
 }
-const ms = (name, cacheBytes, inMemory, edit) =>
+const ms = (writer, name, cacheBytes, inMemory, edit) =>
   results.find(
-    (r) => r.name === name && r.args.cacheBytes === cacheBytes && r.args.inMemory === inMemory && r.args.edit === edit,
+    (r) =>
+      r.args.writer === writer &&
+      r.name === name &&
+      r.args.cacheBytes === cacheBytes &&
+      r.args.inMemory === inMemory &&
+      r.args.edit === edit,
   )?.medianMs;
 const ratios = {};
-for (const inMemory of [false, true]) {
-  const where = inMemory ? 'in memory' : 'over HTTP';
-  for (const budget of [16, 64, 256]) {
-    ratios[`first query, cache off / ${budget} MiB, ${where}`] =
-      ms('first', 0, inMemory) / ms('first', budget * MiB, inMemory);
-  }
-  for (const budget of [64, 256]) {
-    ratios[`first query (dense), cache off / ${budget} MiB, ${where}`] =
-      ms('first', 0, inMemory, 'dense') / ms('first', budget * MiB, inMemory, 'dense');
-  }
-  ratios[`first query (dense, memory grown), cache off / 256 MiB, ${where}`] =
-    ms('first, memory grown', 0, inMemory, 'dense') / ms('first, memory grown', 256 * MiB, inMemory, 'dense');
-  for (const edit of Object.keys(EDITED)) {
-    for (const budget of [64, 256]) {
-      ratios[`re-filter (${edit}), cold / cached, ${budget} MiB, ${where}`] =
-        ms('cold', budget * MiB, inMemory, edit) / ms('refilter', budget * MiB, inMemory, edit);
+for (const writer of WRITERS) {
+  const all = writer === 'datagen';
+  for (const inMemory of [false, true]) {
+    const where = `${inMemory ? 'in memory' : 'over HTTP'}, ${writer}`;
+    for (const budget of all ? [16, 64, 256] : [256]) {
+      ratios[`first query, cache off / ${budget} MiB, ${where}`] =
+        ms(writer, 'first', 0, inMemory) / ms(writer, 'first', budget * MiB, inMemory);
+    }
+    for (const budget of all ? [64, 256] : [256]) {
+      ratios[`first query (dense), cache off / ${budget} MiB, ${where}`] =
+        ms(writer, 'first', 0, inMemory, 'dense') / ms(writer, 'first', budget * MiB, inMemory, 'dense');
+    }
+    if (all) {
+      ratios[`first query (dense, memory grown), cache off / 256 MiB, ${where}`] =
+        ms(writer, 'first, memory grown', 0, inMemory, 'dense') /
+        ms(writer, 'first, memory grown', 256 * MiB, inMemory, 'dense');
+    }
+    for (const edit of Object.keys(EDITED)) {
+      for (const budget of all ? [64, 256] : [256]) {
+        ratios[`re-filter (${edit}), cold / cached, ${budget} MiB, ${where}`] =
+          ms(writer, 'cold', budget * MiB, inMemory, edit) / ms(writer, 'refilter', budget * MiB, inMemory, edit);
+      }
     }
   }
 }
-console.log(
-  `\nFirst touch of what the dense first query's cache kept (${mb(touch.bytes)} MiB, in memory, 256 MiB), split over two workers: ${touch.medianMs.toFixed(0)} ms`,
-);
+if (touch !== undefined) {
+  console.log(
+    `\nFirst touch of what the dense first query's cache kept (${mb(touch.bytes)} MiB, in memory, 256 MiB), split over two workers: ${touch.medianMs.toFixed(0)} ms`,
+  );
+}
 console.log('\n| ratio | value |\n|---|---:|');
 for (const [key, value] of Object.entries(ratios)) console.log(`| ${key} | ${value.toFixed(2)}× |`);
 const date = today();
 await mkdir(path.join(repo, 'bench/results'), { recursive: true });
-const out = path.join(repo, `bench/results/${date}-cache.json`);
+const subset = WRITERS.join(',') === Object.keys(FILES).join(',') ? '' : `-${WRITERS.join('-')}`;
+const out = path.join(repo, `bench/results/${date}-cache${subset}.json`);
 const slim = results.map(({ stats, ...r }) => ({ ...r, stats: { ...stats, columnCache: { ...stats.columnCache } } }));
 await writeFile(out, `${JSON.stringify({ date, runs: RUNS, results: slim, ratios, firstTouch: touch }, null, 2)}\n`);
 console.log(`wrote ${path.relative(repo, out)}`);

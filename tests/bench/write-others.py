@@ -1,6 +1,7 @@
 """Writes TPC-H lineitem as other writers do, with their defaults, for the benchmarks.
 
 Usage: write-others.py SOURCE.parquet OUT_DIR
+       write-others.py hits HITS.parquet OUT_DIR
 
 - ``lineitem-sf1-tpchgen.parquet``: tpchgen-cli's own Parquet output (``tpchgen-cli parquet -s 1
   --tables=lineitem``: arrow-rs's writer as tpchgen-cli sets it up — ~114k-row groups, string
@@ -18,6 +19,13 @@ Usage: write-others.py SOURCE.parquet OUT_DIR
   pyarrow's defaults otherwise;
 - ``lineitem-sf1-64/``: the rows split in order into 64 files (``part-00.parquet`` …), each written
   by ``pyarrow.parquet.write_table`` with its defaults.
+
+With ``hits``, the ClickBench-hits-like table (crate/datagen ``hits``, whose writer leaves
+dictionaries off its near-unique columns) as the cache benchmark also reads it:
+
+- ``hits-2m-pyarrow.parquet``: ``pyarrow.parquet.write_table`` with its defaults (1Mi-row groups,
+  so two; dictionaries on every column, falling back to plain pages once a dictionary passes 1 MB);
+- ``hits-2m-duckdb.parquet``: DuckDB's ``COPY … TO … (FORMAT parquet)`` with its defaults.
 
 Each is skipped when it exists. The rows are the source's, in its order.
 """
@@ -60,7 +68,26 @@ def write_datasets(source: str, out_dir: str) -> None:
         print(f"wrote {flat_out} (64 files, pyarrow {pyarrow.__version__} write_table defaults)")
 
 
+def write_hits(source: str, out_dir: str) -> None:
+    pyarrow_out = os.path.join(out_dir, "hits-2m-pyarrow.parquet")
+    if not os.path.exists(pyarrow_out):
+        pq.write_table(pq.read_table(source), pyarrow_out + ".tmp")
+        os.replace(pyarrow_out + ".tmp", pyarrow_out)
+        print(f"wrote {pyarrow_out} (pyarrow {pyarrow.__version__} defaults)")
+    duckdb_out = os.path.join(out_dir, "hits-2m-duckdb.parquet")
+    if not os.path.exists(duckdb_out):
+        con = duckdb.connect()
+        con.execute(
+            f"COPY (SELECT * FROM read_parquet('{source}')) TO '{duckdb_out}.tmp' (FORMAT parquet)"
+        )
+        os.replace(duckdb_out + ".tmp", duckdb_out)
+        print(f"wrote {duckdb_out} (DuckDB {duckdb.__version__} defaults)")
+
+
 def main() -> None:
+    if sys.argv[1] == "hits":
+        write_hits(sys.argv[2], sys.argv[3])
+        return
     source, out_dir = sys.argv[1], sys.argv[2]
     tpchgen_out = os.path.join(out_dir, "lineitem-sf1-tpchgen.parquet")
     if not os.path.exists(tpchgen_out):
