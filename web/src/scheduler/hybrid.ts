@@ -25,6 +25,12 @@
  * in 2–5 ms warm, within one 8 ms slice of the page's thread. A scan of many small tasks is a bulk
  * read and goes to the workers whatever its tasks' sizes, so it never holds the page.
  *
+ * While the workers start, the page takes a bulk scan's small tasks; each waits in the page's
+ * queue, and when its turn comes goes to a worker if one got ready meanwhile
+ * ({@link InlineExecutor.runUnless}, which also lets the worker's `ready` message in: from bytes
+ * in memory the page's own decoding left no turn for it, and a loop of scans of a DuckDB-written
+ * file — 17 tasks of ~3 MB — decoded on the page for good, the workers started but never ready).
+ *
  * A scan bigger than that, and than one task the page would take, starts the workers as soon as
  * it is planned ({@link prepare}), not when its first task's bytes have arrived: worker start
  * (script, instantiation) then overlaps the first fetch instead of following it. On a fresh page, the first bulk scan used to fetch its
