@@ -68,20 +68,26 @@ def write_datasets(source: str, out_dir: str) -> None:
         print(f"wrote {flat_out} (64 files, pyarrow {pyarrow.__version__} write_table defaults)")
 
 
-def write_hits(source: str, out_dir: str) -> None:
-    pyarrow_out = os.path.join(out_dir, "hits-2m-pyarrow.parquet")
-    if not os.path.exists(pyarrow_out):
-        pq.write_table(pq.read_table(source), pyarrow_out + ".tmp")
-        os.replace(pyarrow_out + ".tmp", pyarrow_out)
-        print(f"wrote {pyarrow_out} (pyarrow {pyarrow.__version__} defaults)")
-    duckdb_out = os.path.join(out_dir, "hits-2m-duckdb.parquet")
-    if not os.path.exists(duckdb_out):
+def write_pyarrow(table_of, out: str, what: str = "defaults") -> None:
+    """``pq.write_table`` of ``table_of()`` with pyarrow's defaults, unless ``out`` exists."""
+    if not os.path.exists(out):
+        pq.write_table(table_of(), out + ".tmp")
+        os.replace(out + ".tmp", out)
+        print(f"wrote {out} (pyarrow {pyarrow.__version__} {what})")
+
+
+def write_duckdb(source: str, out: str) -> None:
+    """DuckDB's ``COPY … TO … (FORMAT parquet)`` of ``source`` with its defaults, unless ``out`` exists."""
+    if not os.path.exists(out):
         con = duckdb.connect()
-        con.execute(
-            f"COPY (SELECT * FROM read_parquet('{source}')) TO '{duckdb_out}.tmp' (FORMAT parquet)"
-        )
-        os.replace(duckdb_out + ".tmp", duckdb_out)
-        print(f"wrote {duckdb_out} (DuckDB {duckdb.__version__} defaults)")
+        con.execute(f"COPY (SELECT * FROM read_parquet('{source}')) TO '{out}.tmp' (FORMAT parquet)")
+        os.replace(out + ".tmp", out)
+        print(f"wrote {out} (DuckDB {duckdb.__version__} defaults)")
+
+
+def write_hits(source: str, out_dir: str) -> None:
+    write_pyarrow(lambda: pq.read_table(source), os.path.join(out_dir, "hits-2m-pyarrow.parquet"))
+    write_duckdb(source, os.path.join(out_dir, "hits-2m-duckdb.parquet"))
 
 
 def main() -> None:
@@ -98,24 +104,13 @@ def main() -> None:
             )
             shutil.move(os.path.join(tmp, "lineitem.parquet"), tpchgen_out)
         print(f"wrote {tpchgen_out} (tpchgen-cli defaults)")
-    pyarrow_out = os.path.join(out_dir, "lineitem-sf1-pyarrow.parquet")
-    if not os.path.exists(pyarrow_out):
-        pq.write_table(pq.read_table(source), pyarrow_out + ".tmp")
-        os.replace(pyarrow_out + ".tmp", pyarrow_out)
-        print(f"wrote {pyarrow_out} (pyarrow {pyarrow.__version__} defaults)")
-    one_group_out = os.path.join(out_dir, "lineitem-1m-pyarrow.parquet")
-    if not os.path.exists(one_group_out):
-        pq.write_table(pq.read_table(source).slice(0, 1_000_000), one_group_out + ".tmp")
-        os.replace(one_group_out + ".tmp", one_group_out)
-        print(f"wrote {one_group_out} (pyarrow {pyarrow.__version__} defaults, 1M rows)")
-    duckdb_out = os.path.join(out_dir, "lineitem-sf1-duckdb.parquet")
-    if not os.path.exists(duckdb_out):
-        con = duckdb.connect()
-        con.execute(
-            f"COPY (SELECT * FROM read_parquet('{source}')) TO '{duckdb_out}.tmp' (FORMAT parquet)"
-        )
-        os.replace(duckdb_out + ".tmp", duckdb_out)
-        print(f"wrote {duckdb_out} (DuckDB {duckdb.__version__} defaults)")
+    write_pyarrow(lambda: pq.read_table(source), os.path.join(out_dir, "lineitem-sf1-pyarrow.parquet"))
+    write_pyarrow(
+        lambda: pq.read_table(source).slice(0, 1_000_000),
+        os.path.join(out_dir, "lineitem-1m-pyarrow.parquet"),
+        "defaults, 1M rows",
+    )
+    write_duckdb(source, os.path.join(out_dir, "lineitem-sf1-duckdb.parquet"))
     write_datasets(source, out_dir)
 
 
