@@ -58,6 +58,17 @@ const WRITERS = (process.env.BENCH_WRITERS ?? Object.keys(FILES).join(',')).spli
 for (const w of WRITERS)
   if (!(w in FILES)) throw new Error(`BENCH_WRITERS: unknown writer ${w} (expected ${Object.keys(FILES)})`);
 const DATA_DIR = path.join(repo, 'tests/.cache/data');
+/**
+ * The cache budgets (MiB) each kind of cell runs at: every cell for datagen's table, a subset for
+ * the other writers'. `first` and `dense` include 0 (cache off, the ratios' numerator).
+ */
+const BUDGETS = {
+  datagen: { first: [0, 16, 64, 256], dense: [0, 64, 256], grown: [0, 256], refilter: [64, 256] },
+  other: { first: [0, 256], dense: [0, 256], grown: [], refilter: [256] },
+};
+const budgetsOf = (writer) => BUDGETS[writer === 'datagen' ? 'datagen' : 'other'];
+/** The budgets of a kind of cell with the cache on: what its ratios compare with cache off. */
+const onlyOn = (budgets) => budgets.filter((b) => b > 0);
 
 /**
  * `warmUp` runs the untimed scans before `run`: the filters of `before`, in order — with
@@ -143,24 +154,24 @@ const results = [];
 let touch;
 try {
   for (const writer of WRITERS) {
-    const all = writer === 'datagen';
+    const budgets = budgetsOf(writer);
     for (const inMemory of [false, true]) {
       const on = { inMemory, writer, fileName: FILES[writer], warm: true };
-      for (const cacheBytes of all ? [0, 16 * MiB, 64 * MiB, 256 * MiB] : [0, 256 * MiB]) {
+      for (const cacheBytes of budgets.first.map((b) => b * MiB)) {
         results.push(await measure(bench, 'first', hitsCase, { ...on, cacheBytes, filter: FIRST, before: WARM_OTHER }));
       }
-      for (const cacheBytes of all ? [0, 64 * MiB, 256 * MiB] : [0, 256 * MiB]) {
+      for (const cacheBytes of budgets.dense.map((b) => b * MiB)) {
         const args = { ...on, cacheBytes, filter: DENSE, edit: 'dense', before: WARM_OTHER };
         results.push(await measure(bench, 'first', hitsCase, args));
       }
       // The dense first query again, after the same query on another opening of the file: the
       // workers' memory has grown (and been touched) to hold what a cache keeps.
-      for (const cacheBytes of all ? [0, 256 * MiB] : []) {
+      for (const cacheBytes of budgets.grown.map((b) => b * MiB)) {
         const args = { ...on, cacheBytes, filter: DENSE, edit: 'dense', before: [DENSE], beforeOnOther: true };
         results.push(await measure(bench, 'first, memory grown', hitsCase, args));
       }
       for (const [edit, filter] of Object.entries(EDITED)) {
-        for (const cacheBytes of all ? [64 * MiB, 256 * MiB] : [256 * MiB]) {
+        for (const cacheBytes of budgets.refilter.map((b) => b * MiB)) {
           const args = { ...on, cacheBytes, filter, edit };
           results.push(await measure(bench, 'cold', hitsCase, { ...args, before: WARM_OTHER }));
           const before = warmCached(EDITED_FROM[edit]);
@@ -222,24 +233,24 @@ const ms = (writer, name, cacheBytes, inMemory, edit) =>
   )?.medianMs;
 const ratios = {};
 for (const writer of WRITERS) {
-  const all = writer === 'datagen';
+  const budgets = budgetsOf(writer);
   for (const inMemory of [false, true]) {
     const where = `${inMemory ? 'in memory' : 'over HTTP'}, ${writer}`;
-    for (const budget of all ? [16, 64, 256] : [256]) {
+    for (const budget of onlyOn(budgets.first)) {
       ratios[`first query, cache off / ${budget} MiB, ${where}`] =
         ms(writer, 'first', 0, inMemory) / ms(writer, 'first', budget * MiB, inMemory);
     }
-    for (const budget of all ? [64, 256] : [256]) {
+    for (const budget of onlyOn(budgets.dense)) {
       ratios[`first query (dense), cache off / ${budget} MiB, ${where}`] =
         ms(writer, 'first', 0, inMemory, 'dense') / ms(writer, 'first', budget * MiB, inMemory, 'dense');
     }
-    if (all) {
-      ratios[`first query (dense, memory grown), cache off / 256 MiB, ${where}`] =
+    for (const budget of onlyOn(budgets.grown)) {
+      ratios[`first query (dense, memory grown), cache off / ${budget} MiB, ${where}`] =
         ms(writer, 'first, memory grown', 0, inMemory, 'dense') /
-        ms(writer, 'first, memory grown', 256 * MiB, inMemory, 'dense');
+        ms(writer, 'first, memory grown', budget * MiB, inMemory, 'dense');
     }
     for (const edit of Object.keys(EDITED)) {
-      for (const budget of all ? [64, 256] : [256]) {
+      for (const budget of budgets.refilter) {
         ratios[`re-filter (${edit}), cold / cached, ${budget} MiB, ${where}`] =
           ms(writer, 'cold', budget * MiB, inMemory, edit) / ms(writer, 'refilter', budget * MiB, inMemory, edit);
       }
