@@ -6,6 +6,7 @@
 import { copyFile, mkdtemp, rm, utimes } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import type { ColumnCacheStats } from 'parquet-skim';
 import { startRangeServer } from '../server/range-server.mjs';
 import { expect, parquetTestingDir, test } from './fixtures.ts';
 
@@ -43,7 +44,7 @@ test('re-filtering the same column takes it from the cache: no filter bytes fetc
       one: await run(512 * 2 ** 20, 1, filters),
       two: await run(512 * 2 ** 20, 2, filters),
       tight: await run(24 * 2 ** 20, 2, filters),
-      partial: await run(80 * 2 ** 20, 2, filters),
+      partial: await run(92 * 2 ** 20, 2, filters),
     };
   });
   const answers = (runs: typeof result.off) =>
@@ -81,11 +82,13 @@ test('re-filtering the same column takes it from the cache: no filter bytes fetc
       for (const point of c.series) expect(point.bytes).toBeLessThanOrEqual(c.budgetBytes);
     }
   }
-  // Tight: 12 MiB per worker cannot hold a row group's l_comment (its pages alone are larger):
-  // the tasks decode fused, as without the cache, and nothing is collected to be rejected.
+  // Tight: 10.5 MiB per worker (24 MiB, an eighth kept for the page) cannot hold a row group's
+  // l_comment (its pages alone are larger): the tasks decode fused, as without the cache, and
+  // nothing is collected to be rejected.
   for (const r of result.tight) expect(r.stats.columnCache).toMatchObject({ hits: 0, misses: 0, bytesRejected: 0 });
-  // Partial: 40 MiB per worker holds one row group's l_comment each. The first scan keeps what
-  // fitted first instead of cycling it out (scan-resistant LRU), so the re-filter hits those.
+  // Partial: 40.25 MiB per worker (92 MiB, an eighth kept for the page) holds one row group's
+  // l_comment each. The first scan keeps what fitted first instead of cycling it out
+  // (scan-resistant LRU), so the re-filter hits those.
   expect(answers(result.partial)).toEqual(answers(result.off));
   expect(result.partial[0]?.stats.columnCache.bytesRejected).toBeGreaterThan(0);
   expect(result.partial[1]?.stats.columnCache.hits).toBeGreaterThanOrEqual(2);
@@ -126,5 +129,62 @@ test('a changed file (new ETag) never hits entries of its old version', async ({
   } finally {
     await server.close();
     await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test("the page's own cache and the workers' together stay within cacheBytes", async ({ harness }) => {
+  // The page decodes a first query's small tasks itself (and caches their filter column), then
+  // the workers run bulk scans over other columns. Until 2026-11-29 every instance kept
+  // cacheBytes / workers, the page as much as a worker: 188 MiB could be held against 128.
+  const cacheBytes = 128 * 2 ** 20;
+  const result = await harness.evaluate(async (cacheBytes) => {
+    const { skim } = window.harness;
+    const reader = await skim.createReader({ workers: 2, cacheBytes, inlineTaskBytes: 8 * 2 ** 20 });
+    const file = await reader.open('/sample/lineitem-sf1.parquet');
+    const scans: Array<{
+      filter: string;
+      rows: number;
+      tasksTotal: number;
+      onPage: number;
+      columnCache: ColumnCacheStats;
+    }> = [];
+    const run = async (columns: string[], filter: string) => {
+      const onPageBefore = reader.stats().workers.tasksOnPage;
+      const scan = file.scan({ columns, filter });
+      let rows = 0;
+      for await (const batch of scan) rows += batch.numRows;
+      const { columnCache, tasksTotal } = scan.stats;
+      scans.push({ filter, rows, tasksTotal, onPage: reader.stats().workers.tasksOnPage - onPageBefore, columnCache });
+    };
+    // l_shipmode: ~0.4 MB a row group on disk (the page takes the tasks), 12 MiB decoded.
+    await run(['l_shipmode'], "l_shipmode = 'AIR'");
+    for (let i = 0; i < 400 && reader.stats().workers.ready < 2; i++) await new Promise((r) => setTimeout(r, 25));
+    // Two integer columns each: ~15 MiB a row group decoded, on the workers.
+    await run(['l_orderkey', 'l_partkey'], 'l_orderkey > 0 AND l_partkey > 0');
+    await run(['l_suppkey', 'l_linenumber'], 'l_suppkey > 0 AND l_linenumber > 0');
+    // Edited: the row group the page kept is a hit there.
+    await run(['l_shipmode'], "l_shipmode = 'MAIL'");
+    reader.dispose();
+    return scans;
+  }, cacheBytes);
+  const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
+  console.log(
+    `\n${result.map((s) => `${s.filter}: ${s.rows} rows, on page ${s.onPage}/${s.tasksTotal}, inserted ${mib(s.columnCache.bytesInserted)} MiB, hits ${s.columnCache.hits}, peak ${mib(s.columnCache.peakBytes)} of ${mib(s.columnCache.budgetBytes)}`).join('\n')}`,
+  );
+  const [first, , , edited] = result as [(typeof result)[0], unknown, unknown, (typeof result)[0]];
+  // Both kinds of instance cached: the page its first task (at least; the pool starts after it)…
+  expect(first.onPage).toBeGreaterThanOrEqual(1);
+  expect(first.columnCache.bytesInserted).toBeGreaterThan(0);
+  for (const s of result.slice(1, 3)) {
+    expect(s.onPage).toBe(0);
+    expect(s.columnCache.bytesInserted).toBeGreaterThan(0);
+  }
+  // …and served a hit from it.
+  expect(edited.columnCache.hits).toBeGreaterThanOrEqual(1);
+  // Together, never over the reader's budget.
+  for (const s of result) {
+    expect(s.columnCache.budgetBytes).toBeLessThanOrEqual(cacheBytes);
+    expect(s.columnCache.peakBytes).toBeLessThanOrEqual(s.columnCache.budgetBytes);
+    for (const point of s.columnCache.series) expect(point.bytes).toBeLessThanOrEqual(s.columnCache.budgetBytes);
   }
 });

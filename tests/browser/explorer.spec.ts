@@ -175,10 +175,11 @@ test('counts a filter’s matches, draws the query panel, and an edited filter t
   await page.screenshot({ path: info.outputPath('explorer-query-panel.png'), fullPage: true });
 
   // An edited filter on the same column: the row groups come from the workers' caches and their
-  // l_comment is not fetched again. Each worker's cache holds cacheBytes / workers (128 MiB of
-  // the explorer's 256 with CI's two workers): four of SF1's ~31 MB l_comment row groups. Which
-  // worker decodes which row group depends on timing, so a worker that got five of the first
-  // count's six keeps four: then one row group is read again (seen in one CI run of ~10).
+  // l_comment is not fetched again. Each worker's cache holds its share of the explorer's 256 MiB
+  // (112 MiB with CI's two workers, an eighth kept for the page): three of SF1's l_comment row
+  // groups (~36 MiB each decoded). Which worker decodes which row group depends on timing, so a
+  // worker that got four of the first count's six keeps three: then one row group is read again
+  // (seen in one CI run of ~10).
   const second = await runFilter("l_comment LIKE '%furiously%'");
   if (second === undefined) throw new Error('no stats');
   const hits = second.columnCache.hits;

@@ -265,11 +265,11 @@ export class ParquetFile {
     if (this.closed) throw new ParquetSkimError('DISPOSED', 'the file was closed; open it again');
     try {
       // The reader's one cache budget: split among the tasks alive at once for arrow-rs's
-      // in-task predicate cache, and among the workers for their cross-scan caches.
+      // in-task predicate cache, and among the hosts for their cross-scan caches.
       const { cacheBytes, executor } = this.context;
       const cap = instanceCacheBytes(this.context.memoryLimitBytes);
       const predicateCacheBytes = Math.floor(Math.min(cap, cacheBytes / Math.max(1, executor.tasksAlive)));
-      const columnCacheBytes = Math.floor(Math.min(cap, cacheBytes / Math.max(1, executor.concurrency)));
+      const columnCacheBytes = cacheSharesOf(this.context).worker;
       fields = {
         ...fields,
         limits: this.limits,
@@ -362,7 +362,7 @@ export class ParquetFile {
     const held = await this.walkPages(request, signal, cost, stats);
     if (held.length > 0) replan();
     if (await this.readBlooms(request, signal, cost)) replan();
-    const scan = scanRef(planned.plan);
+    const scan = scanRef(planned.plan, cacheSharesOf(this.context).page);
     return { file: this.footer, scan, reader: this.source, tasks: planned.plan.tasks, held, cost };
   }
 
@@ -620,11 +620,8 @@ export function statsOf(
   }
   const { prunedRowGroups: _, ...counts } = plan.stats;
   return {
-    // The workers' caches together, each within its instance's cap when memory is limited.
-    ...emptyScanStats(
-      context.executor.cachedBytes(),
-      Math.min(context.cacheBytes, instanceCacheBytes(context.memoryLimitBytes) * context.executor.concurrency),
-    ),
+    // All hosts' caches together, each within its instance's cap when memory is limited.
+    ...emptyScanStats(context.executor.cachedBytes(), cacheSharesOf(context).total),
     ...counts,
     tasksTotal: plan.tasks.length,
     rowGroupsRead: read.size,
@@ -701,6 +698,35 @@ export function progressOf(stats: ScanStats): ScanProgress {
  */
 function instanceCacheBytes(memoryLimitBytes: number | null): number {
   return memoryLimitBytes === null ? Number.POSITIVE_INFINITY : memoryLimitBytes / 8;
+}
+
+/** The reader's cross-scan cache budget as its hosts split it. */
+export interface CacheShares {
+  /** Each worker's (the scan spec's `columnCacheBytes`); all of it with no workers. */
+  worker: number;
+  /** The page's own instance's, when it runs tasks beside workers (`ScanRef.pageSpec`); else `null`. */
+  page: number | null;
+  /** All of them: what the caches together may hold (`ColumnCacheStats.budgetBytes`). */
+  total: number;
+}
+
+/**
+ * `cacheBytes` split among the hosts that cache: the executor's page share to the page's instance
+ * (see `HybridExecutor`), the rest evenly among the workers, each within the cap of its instance
+ * under `memoryLimitBytes`. The shares add up to `cacheBytes` at most.
+ */
+export function cacheSharesOf(context: {
+  cacheBytes: number;
+  memoryLimitBytes: number | null;
+  executor: Pick<Executor, 'concurrency' | 'pageCacheShare'>;
+}): CacheShares {
+  const { cacheBytes, executor } = context;
+  const cap = instanceCacheBytes(context.memoryLimitBytes);
+  const workers = Math.max(1, executor.concurrency);
+  const pageShare = cacheBytes * executor.pageCacheShare;
+  const worker = Math.floor(Math.min(cap, (cacheBytes - pageShare) / workers));
+  const page = executor.pageCacheShare > 0 ? Math.floor(Math.min(cap, pageShare)) : null;
+  return { worker, page, total: worker * workers + (page ?? 0) };
 }
 
 /** `build()`'s value; what it throws as a typed error (a trap of the core, say, out of memory). */

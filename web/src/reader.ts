@@ -114,8 +114,9 @@ export interface ReaderOptions {
    * uses: within a scan, to serve the same columns' output instead of decoding them twice (the
    * predicate cache, shared by the tasks running at once); across scans, in the workers, so a
    * later filter over the same file and columns neither fetches nor decodes them again (the
-   * cross-scan cache, split among the workers; see `ScanStats.columnCache`). Over budget, a task
-   * simply decodes again.
+   * cross-scan cache: an eighth for the page's own instance, which decodes small queries, the
+   * rest split among the workers; see `ScanStats.columnCache`). Over budget, a task simply
+   * decodes again.
    */
   cacheBytes?: number;
   /**

@@ -108,17 +108,18 @@ export interface ScanTimeline {
 export type RowGroupFate = PrunedBy | 'read' | 'cached' | 'unread';
 
 /**
- * The cross-scan cache during one scan. Each worker keeps the filter columns its tasks decoded
- * (an LRU within its share of the reader's `cacheBytes`); a later scan of the same file and
- * filter columns takes them from there instead of fetching and decoding them.
+ * The cross-scan cache during one scan. Each worker — and the page's own instance, for the small
+ * tasks it decodes — keeps the filter columns its tasks decoded (an LRU within its share of the
+ * reader's `cacheBytes`: an eighth for the page, the rest split among the workers); a later scan
+ * of the same file and filter columns takes them from there instead of fetching and decoding them.
  */
 export interface ColumnCacheStats
   extends Pick<CacheCounters, 'hits' | 'misses' | 'bytesInserted' | 'bytesEvicted' | 'bytesRejected'> {
   // hits / misses: filtered tasks whose filter columns came from a worker's cache / were
   // decoded; bytes*: added to, evicted from, and decoded but not kept by the caches (over budget).
-  /** Most bytes all workers' caches held together during the scan; never above `budgetBytes`. */
+  /** Most bytes all caches (the workers' and the page's) held together during the scan; never above `budgetBytes`. */
   peakBytes: number;
-  /** The caches' budget: the reader's `cacheBytes` (0: off), or less under `memoryLimitBytes` (an eighth of it per worker). */
+  /** The caches' budget: the reader's `cacheBytes` (0: off), or less under `memoryLimitBytes` (an eighth of it per instance). */
   budgetBytes: number;
   /** Bytes all caches held, at the start and after each task: milliseconds since the start. */
   series: Array<{ ms: number; bytes: number }>;

@@ -26,6 +26,11 @@ export interface ScanRef {
   scanId: number;
   /** JSON of the plan's `scan`: columns, filter, aggregates, limits, cache budgets. */
   spec: string;
+  /**
+   * The same with the page's own share of the cross-scan cache (`Executor.pageCacheShare`), for
+   * the calling thread's instance when it runs tasks beside workers; absent, `spec` serves all.
+   */
+  pageSpec?: string;
   /** The scan has a filter (its tasks read in two phases). */
   filtered: boolean;
 }
@@ -110,6 +115,12 @@ export interface Executor {
    * The predicate-cache budget is split among them.
    */
   readonly tasksAlive: number;
+  /**
+   * The part of the reader's cross-scan cache budget kept for the calling thread's own instance
+   * when it runs tasks beside `concurrency` workers (they split the rest); 0 when tasks run in
+   * one kind of host only.
+   */
+  readonly pageCacheShare: number;
   run(job: TaskJob): Promise<TaskResult>;
   /**
    * A scan of `file` planning `scanPlannedBytes` is about to fetch its first bytes: an executor

@@ -63,6 +63,7 @@ function afterQueuedTasks(): Promise<void> {
 export class InlineExecutor implements Executor {
   readonly concurrency = 1;
   readonly tasksAlive = 1;
+  readonly pageCacheShare = 0;
   /** The host, once the core is instantiated (tasks only come after an open, which waits for it). */
   private host: TaskHost | undefined;
   private readonly hosting: Promise<TaskHost>;
@@ -148,7 +149,8 @@ export class InlineExecutor implements Executor {
     }
     const { scan } = job;
     if (!this.held.hasScan(scan.scanId)) {
-      host.handle({ kind: 'openScan', scanId: scan.scanId, fileId: file.fileId, spec: scan.spec });
+      const spec = scan.pageSpec ?? scan.spec;
+      host.handle({ kind: 'openScan', scanId: scan.scanId, fileId: file.fileId, spec });
       this.held.addScan(scan.scanId, file.fileId);
     }
     const taskId = this.nextTaskId++;

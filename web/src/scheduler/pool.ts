@@ -89,6 +89,7 @@ const MAX_START_FAILURES = 3;
 export class WorkerPool implements Executor {
   readonly concurrency: number;
   readonly tasksAlive: number;
+  readonly pageCacheShare = 0;
   private slots: Slot[] = [];
   private queue: Job[] = [];
   private nextTaskId = 1;

@@ -12,6 +12,7 @@ import {
   runPlan,
   type ScanContext,
   type ScanPart,
+  scanRef,
 } from './scheduler.js';
 
 const FOOTER: FileFooter = { fileId: 1, fileLen: 1 << 22, starts: [], buffers: [], viewTypes: true };
@@ -44,6 +45,7 @@ function fakeExecutor(
   const executor: Executor = {
     concurrency: 2,
     tasksAlive: options.tasksAlive ?? 4,
+    pageCacheShare: 0,
     async run(job: TaskJob): Promise<TaskResult> {
       const i = (JSON.parse(job.spec) as { taskIdx: number }).taskIdx;
       started.push(i);
@@ -616,5 +618,25 @@ describe('DecodedAhead', () => {
     expect(d.estimate(100)).toBe(2000);
     d.take(1);
     expect(d.ahead()).toBe(0);
+  });
+});
+
+describe('scanRef', () => {
+  const plan = (columnCacheBytes: number) =>
+    ({
+      scan: { scanId: 7, filter: { op: 'true' }, columnCacheBytes, predicateCacheBytes: 0 },
+      tasks: [],
+    }) as unknown as ReadPlan;
+
+  it("gives the page's instance its own cache share when it differs from the workers'", () => {
+    const ref = scanRef(plan(56), 16);
+    expect(ref).toMatchObject({ scanId: 7, filtered: true });
+    expect(JSON.parse(ref.spec)).toMatchObject({ columnCacheBytes: 56, filter: { op: 'true' } });
+    expect(JSON.parse(ref.pageSpec ?? '{}')).toEqual({ ...JSON.parse(ref.spec), columnCacheBytes: 16 });
+  });
+
+  it('sends one spec to every host when there is no page share, or it is the same', () => {
+    expect(scanRef(plan(64)).pageSpec).toBeUndefined();
+    expect(scanRef(plan(64), 64).pageSpec).toBeUndefined();
   });
 });

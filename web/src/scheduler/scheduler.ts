@@ -132,10 +132,17 @@ export const NEIGHBOUR_READ_BYTES = 4 * 1024 * 1024;
  */
 export const PREFETCH_BYTES = 64 * 1024 * 1024;
 
-/** `plan`'s scan as task hosts get it: its id (given when it was planned) and its spec as JSON. */
-export function scanRef(plan: ReadPlan): ScanRef {
+/**
+ * `plan`'s scan as task hosts get it: its id (given when it was planned) and its spec as JSON —
+ * with `pageCacheBytes`, also as the page's own instance gets it, its cross-scan cache budget that.
+ */
+export function scanRef(plan: ReadPlan, pageCacheBytes: number | null = null): ScanRef {
   const filtered = plan.scan.filter !== null;
-  return { scanId: plan.scan.scanId, spec: JSON.stringify(plan.scan), filtered };
+  const spec = JSON.stringify(plan.scan);
+  if (pageCacheBytes === null || pageCacheBytes === plan.scan.columnCacheBytes)
+    return { scanId: plan.scan.scanId, spec, filtered };
+  const pageSpec = JSON.stringify({ ...plan.scan, columnCacheBytes: pageCacheBytes });
+  return { scanId: plan.scan.scanId, spec, pageSpec, filtered };
 }
 
 /** Bytes `ranges` cover. */
