@@ -133,7 +133,7 @@ export interface Executor {
    * need not be fetched: it is routed to that worker).
    */
   holds(cacheKey: string): boolean;
-  /** Bytes held by all workers' cross-scan caches, as last reported. */
+  /** Bytes held by all hosts' cross-scan caches (the workers' and the page's), as last reported. */
   cachedBytes(): number;
   /**
    * A file was opened. `handle` is the calling thread's own decoded file (the core's

@@ -22,7 +22,9 @@ function executors(options: { trapOnPage?: boolean; failOnPage?: string; failInW
   const page = {
     trapped: false,
     idle: true,
+    tasksStarted: 0,
     run: async (job: TaskJob) => {
+      page.tasksStarted += 1;
       ran.push(`page:${job.spec}`);
       if (options.trapOnPage) {
         page.trapped = true;

@@ -74,8 +74,6 @@ export class HybridExecutor implements Executor {
   readonly concurrency: number;
   readonly tasksAlive: number;
   readonly pageCacheShare: number;
-  /** Tasks the page decoded itself (for stats). */
-  tasksInline = 0;
   /** Tasks that trapped on the page and ran again in a worker (for stats). */
   trapsOnPage = 0;
 
@@ -100,14 +98,12 @@ export class HybridExecutor implements Executor {
       // Here only because the workers, started, are not ready yet: when its turn on the page
       // comes, the task goes to them if one is ready by then.
       const fillingIn = !cachedHere && !smallQuery && this.pool.starting;
-      this.tasksInline += 1;
       const onPage: Promise<TaskResult | undefined> = fillingIn
         ? this.inline.runUnless(job, () => this.pool.anyReady)
         : this.inline.run(job);
       const result = onPage.then(
         (done) => {
           if (done !== undefined) return done;
-          this.tasksInline -= 1;
           return this.pool.run(job);
         },
         async (error: unknown) => {
@@ -170,6 +166,11 @@ export class HybridExecutor implements Executor {
   dispose(): void {
     this.inline.dispose();
     this.pool.dispose();
+  }
+
+  /** Tasks the page started itself (for stats). */
+  get tasksInline(): number {
+    return this.inline.tasksStarted;
   }
 
   /** The page's own executor, for its counters. */

@@ -83,6 +83,8 @@ export class InlineExecutor implements Executor {
   private pending = 0;
   /** Times a task here yielded to the event loop after a slice ({@link PAGE_SLICE_MS}). */
   slices = 0;
+  /** Tasks that started here (not those handed elsewhere at their turn, {@link runUnless}). */
+  tasksStarted = 0;
 
   /**
    * `sliceMs`: decode a task a batch at a time and yield to the event loop once this much time has
@@ -141,6 +143,7 @@ export class InlineExecutor implements Executor {
     if (this.disposed) throw new ParquetSkimError('DISPOSED', 'the reader was disposed');
     throwIfAborted(job.signal);
     const host = await this.hosting;
+    this.tasksStarted += 1;
     const { file } = job;
     if (!this.held.hasFile(file.fileId)) {
       // Not shown before (a file opened by another reader, say): decode its footer.
