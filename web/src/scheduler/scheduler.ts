@@ -133,8 +133,9 @@ export const NEIGHBOUR_READ_BYTES = 4 * 1024 * 1024;
 export const PREFETCH_BYTES = 64 * 1024 * 1024;
 
 /**
- * `plan`'s scan as task hosts get it: its id (given when it was planned) and its spec as JSON —
- * with `pageCacheBytes`, also as the page's own instance gets it, its cross-scan cache budget that.
+ * `plan`'s scan as task hosts get it: its id (given when it was planned) and its spec as JSON.
+ * With `pageCacheBytes` (the page's share of the cross-scan cache, when it differs from the
+ * workers'), also the spec the page's own instance gets: the same, with that budget.
  */
 export function scanRef(plan: ReadPlan, pageCacheBytes: number | null = null): ScanRef {
   const filtered = plan.scan.filter !== null;
