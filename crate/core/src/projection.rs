@@ -80,14 +80,12 @@ impl Projection {
             .iter()
             .map(|root| file_order.iter().position(|r| r == root).unwrap_or(0))
             .collect();
-        let projected = file.adjust_schema(
-            &parquet_to_arrow_schema_by_columns(
-                schema,
-                mask.clone(),
-                file.metadata().file_metadata().key_value_metadata(),
-            )
-            .map_err(|e| SkimError::from_parquet("converting the projected schema to Arrow", e))?,
-        );
+        let projected = match whole_roots_of(file, &file_order, &mask) {
+            Some(fields) => {
+                Schema::new_with_metadata(fields, file.arrow_schema().metadata().clone())
+            }
+            None => converted(file, &mask)?,
+        };
         let in_file_order = order.iter().enumerate().all(|(i, &p)| i == p);
         let output_schema = if in_file_order {
             Arc::new(projected)
@@ -127,6 +125,55 @@ impl Projection {
                 .map_err(|e| SkimError::from_arrow("reordering projected columns", e)),
         }
     }
+}
+
+/// The file's own Arrow fields of `roots` (top-level fields, in file order), when each is read
+/// whole — every leaf below it selected (`mask`) — and so is the field the file's schema already
+/// has: a projection then needs no conversion of its own. `None` when a root is read in part (a
+/// struct's selected children only) or the file's schema does not have a field per root.
+///
+/// Converting a projection again costs more than it looks: arrow-rs decodes the `ARROW:schema`
+/// hint of the footer (base64, then flatbuffers) on every conversion. Every scan converted its
+/// projection — on the page to plan, and in each worker to decode — and the conversion's
+/// function (18 KB of WebAssembly with the hint's decoding inlined) ran often enough on a fresh
+/// page for V8 to optimize it on a background thread while the first query ran: 35–53 ms of
+/// compiling on a 2-core machine, the most of any function in a first scan (Chromium, TPC-H SF1
+/// from memory, `bench/results/2026-11-29-tier-up.md`).
+fn whole_roots_of(
+    file: &ParquetFile,
+    roots: &[usize],
+    mask: &ProjectionMask,
+) -> Option<Vec<FieldRef>> {
+    let schema = file.metadata().file_metadata().schema_descr();
+    let fields = file.arrow_schema().fields();
+    let mut wanted = vec![false; schema.root_schema().get_fields().len()];
+    if fields.len() != wanted.len() {
+        return None;
+    }
+    for &root in roots {
+        *wanted.get_mut(root)? = true;
+    }
+    let whole = (0..schema.num_columns())
+        .filter(|&leaf| wanted.get(schema.get_column_root_idx(leaf)) == Some(&true))
+        .all(|leaf| mask.leaf_included(leaf));
+    whole.then(|| {
+        roots
+            .iter()
+            .map(|&root| Arc::clone(&fields[root]))
+            .collect()
+    })
+}
+
+/// The Arrow schema of `mask`'s columns, converted from the Parquet schema (and the footer's
+/// `ARROW:schema` hint), with the file's own type adjustments.
+fn converted(file: &ParquetFile, mask: &ProjectionMask) -> Result<Schema> {
+    let schema = parquet_to_arrow_schema_by_columns(
+        file.metadata().file_metadata().schema_descr(),
+        mask.clone(),
+        file.metadata().file_metadata().key_value_metadata(),
+    )
+    .map_err(|e| SkimError::from_parquet("converting the projected schema to Arrow", e))?;
+    Ok(file.adjust_schema(&schema))
 }
 
 /// Leaf indexes whose path starts with the dotted `name`.
@@ -182,6 +229,91 @@ fn edit_distance(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use bytes::Bytes;
+
+    use crate::metadata::{LoadStep, MetadataLoader};
+
+    fn open(bytes: &Bytes) -> Option<ParquetFile> {
+        let len = bytes.len() as u64;
+        let mut loader = MetadataLoader::try_new(len).ok()?;
+        loader.push(0..len, bytes.clone()).ok()?;
+        match loader.try_load().ok()? {
+            LoadStep::Loaded(file) => Some(*file),
+            LoadStep::NeedsRanges(_) => None,
+        }
+    }
+
+    /// The file's own fields for roots read whole, a conversion for the rest: the same schema
+    /// either way, on every parquet-testing file that opens (nested, INT96, views, `ARROW:schema`
+    /// hints), for each root, each leaf path, and all roots named in reverse.
+    #[test]
+    fn whole_roots_take_the_files_fields_and_match_a_conversion() {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/parquet-testing/data/"
+        );
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .expect("parquet-testing")
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.ends_with(".parquet"))
+            .collect();
+        names.sort();
+        let (mut files, mut whole, mut partial) = (0, 0, 0);
+        for name in names {
+            let bytes = Bytes::from(std::fs::read(format!("{dir}{name}")).expect("read"));
+            let Some(file) = open(&bytes) else { continue };
+            files += 1;
+            let descr = file.metadata().file_metadata().schema_descr();
+            let roots: Vec<String> = descr
+                .root_schema()
+                .get_fields()
+                .iter()
+                .map(|f| f.name().to_string())
+                .collect();
+            let leaves: Vec<String> = descr.columns().iter().map(|c| c.path().string()).collect();
+            let mut requests: Vec<Vec<String>> = roots.iter().map(|r| vec![r.clone()]).collect();
+            requests.extend(leaves.iter().map(|l| vec![l.clone()]));
+            requests.push(roots.iter().rev().cloned().collect());
+            for columns in requests {
+                let Ok(projection) = Projection::try_new(&file, Some(&columns)) else {
+                    continue;
+                };
+                let mut roots_read: Vec<usize> = (0..descr.num_columns())
+                    .filter(|&leaf| projection.mask().leaf_included(leaf))
+                    .map(|leaf| descr.get_column_root_idx(leaf))
+                    .collect();
+                roots_read.dedup();
+                let converted = converted(&file, projection.mask()).expect("convert");
+                let in_file_order = match &projection.order {
+                    None => projection.output_schema().as_ref().clone(),
+                    Some(order) => {
+                        let mut fields = vec![None; order.len()];
+                        for (out, &p) in order.iter().enumerate() {
+                            fields[p] = Some(Arc::clone(&projection.output_schema().fields()[out]));
+                        }
+                        Schema::new_with_metadata(
+                            fields
+                                .into_iter()
+                                .map(|f| f.expect("permutation"))
+                                .collect::<Vec<_>>(),
+                            projection.output_schema().metadata().clone(),
+                        )
+                    }
+                };
+                assert_eq!(in_file_order, converted, "{name}: {columns:?}");
+                match whole_roots_of(&file, &roots_read, projection.mask()) {
+                    Some(_) => whole += 1,
+                    None => partial += 1,
+                }
+            }
+        }
+        assert!(files > 40, "{files} files opened");
+        assert!(
+            whole > 100 && partial > 10,
+            "{whole} whole, {partial} in part"
+        );
+    }
 
     #[test]
     fn edit_distance_counts_edits() {
