@@ -7,7 +7,9 @@ use arrow_array::{cast::AsArray, types::Int64Type};
 use arrow_schema::DataType;
 use bytes::Bytes;
 use common::*;
+use parquet::arrow::parquet_to_arrow_schema_by_columns;
 use parquet::file::properties::WriterProperties;
+use parquet_skim_core::projection::Projection;
 use parquet_skim_core::{plan_scan, FileSummary, MetadataLoader, ParquetFile, ScanRequest};
 use std::sync::Arc;
 
@@ -194,6 +196,90 @@ fn columns_come_back_in_requested_order_with_nested_paths() {
     let s = batches[0].column(0).as_struct();
     let a: Vec<i64> = s.column(0).as_primitive::<Int64Type>().values().to_vec();
     assert_eq!(a, (0..10).map(|i| i * 2).collect::<Vec<_>>());
+}
+
+/// `file` opened from all its bytes, or `None` if it does not open (encrypted, malformed).
+fn opened(file: &Bytes) -> Option<ParquetFile> {
+    let len = file.len() as u64;
+    let mut loader = MetadataLoader::try_new(len).ok()?;
+    loader.push(0..len, file.clone()).ok()?;
+    match loader.try_load().ok()? {
+        parquet_skim_core::LoadStep::Loaded(parquet) => Some(*parquet),
+        parquet_skim_core::LoadStep::NeedsRanges(_) => None,
+    }
+}
+
+/// A projection's schema is the same whether it takes the file's own Arrow fields (top-level
+/// columns read whole) or converts the Parquet schema again (a struct read in part): on every
+/// parquet-testing file that opens (nested, INT96, `ARROW:schema` hints), for each top-level
+/// column, each leaf path, and all top-level columns named in reverse.
+#[test]
+fn projected_schemas_match_a_conversion_of_the_projection() {
+    let (mut files, mut whole, mut partial) = (0, 0, 0);
+    for name in parquet_testing_names() {
+        let Some(parquet) = opened(&parquet_testing(&name)) else {
+            continue;
+        };
+        files += 1;
+        let descr = parquet.metadata().file_metadata().schema_descr();
+        let roots: Vec<String> = descr
+            .root_schema()
+            .get_fields()
+            .iter()
+            .map(|f| f.name().to_string())
+            .collect();
+        let mut requests: Vec<Vec<String>> = roots.iter().map(|r| vec![r.clone()]).collect();
+        requests.extend(descr.columns().iter().map(|c| vec![c.path().string()]));
+        requests.push(roots.iter().rev().cloned().collect());
+        for columns in requests {
+            let Ok(projection) = Projection::try_new(&parquet, Some(&columns)) else {
+                continue;
+            };
+            let mask = projection.mask();
+            let converted = parquet.adjust_schema(
+                &parquet_to_arrow_schema_by_columns(
+                    descr,
+                    mask.clone(),
+                    parquet.metadata().file_metadata().key_value_metadata(),
+                )
+                .expect("convert"),
+            );
+            let got = projection.output_schema();
+            assert_eq!(got.metadata(), converted.metadata(), "{name}: {columns:?}");
+            assert_eq!(
+                got.fields().len(),
+                converted.fields().len(),
+                "{name}: {columns:?}"
+            );
+            for field in got.fields() {
+                let same: Vec<_> = converted
+                    .fields()
+                    .iter()
+                    .filter(|f| f.name() == field.name())
+                    .collect();
+                assert_eq!(same, [field], "{name}: {columns:?}");
+            }
+            let read: Vec<usize> = (0..descr.num_columns())
+                .filter(|&leaf| mask.leaf_included(leaf))
+                .collect();
+            let in_part = (0..descr.num_columns()).any(|leaf| {
+                !mask.leaf_included(leaf)
+                    && read
+                        .iter()
+                        .any(|&r| descr.get_column_root_idx(r) == descr.get_column_root_idx(leaf))
+            });
+            if in_part {
+                partial += 1;
+            } else {
+                whole += 1;
+            }
+        }
+    }
+    assert!(files > 40, "{files} files opened");
+    assert!(
+        whole > 100 && partial > 10,
+        "{whole} read whole, {partial} in part"
+    );
 }
 
 #[test]
