@@ -130,8 +130,7 @@ impl Projection {
 /// The file's own Arrow fields of `roots` (top-level fields, in file order), when each is read
 /// whole — every leaf below it selected (`mask`) — and so converts to the field the file's own
 /// schema has: a projection then needs no conversion of its own. `None` when a root is read in
-/// part (a struct's selected children only) or the file's schema does not have a field per root
-/// (arrow-rs leaves some groups out: parquet-testing's `incorrect_map_schema.parquet` map).
+/// part (a struct's selected children only) or the file's schema does not have a field per root.
 ///
 /// A conversion costs more than its result suggests: arrow-rs decodes the `ARROW:schema`
 /// hint of the footer (base64, then flatbuffers) on every conversion. Every scan converted its
