@@ -26,7 +26,10 @@ import type { Chunk } from './worker/protocol.js';
 
 /** Options of {@link ParquetFile.scan}. */
 export interface ScanOptions {
-  /** Columns to return, in this order; dotted paths select nested fields (`a.b`). Default: all. */
+  /**
+   * Columns to return, in this order; dotted paths select nested fields (`a.b`). A map is read
+   * whole: its keys alone or its values alone throw `INVALID_ARGUMENT`. Default: all.
+   */
   columns?: string[];
   /** Rows to skip from the start of the file. */
   offset?: number;

@@ -326,6 +326,20 @@ describe('reading in Node (inline execution)', () => {
     expect((caught as ParquetSkimError).message).toContain("did you mean 'string_col'");
   });
 
+  it("refuses a map's keys without its values, naming the map to read", async () => {
+    const file = await reader.open(new Uint8Array(await readFile(path.join(dataDir, 'incorrect_map_schema.parquet'))));
+    expect(() => file.scan({ columns: ['my_map.key_value.key'] })).toThrow(
+      expect.objectContaining({
+        name: 'ParquetSkimError',
+        code: 'INVALID_ARGUMENT',
+        message: expect.stringContaining('name `my_map` to read the map whole'),
+      }),
+    );
+    const table = await file.scan({ columns: ['my_map'] }).toTable();
+    expect(table.schema.fields.map((f) => f.name)).toEqual(['my_map']);
+    expect(table.numRows).toBe(file.numRows);
+  });
+
   it('rejects a non-Parquet file and a 404 with typed errors', async () => {
     await expect(reader.open(new TextEncoder().encode('definitely not parquet'))).rejects.toMatchObject({
       name: 'ParquetSkimError',

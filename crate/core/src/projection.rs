@@ -14,7 +14,8 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 use arrow_schema::{FieldRef, Schema, SchemaRef};
 use parquet::arrow::{parquet_to_arrow_schema_by_columns, ProjectionMask};
-use parquet::schema::types::SchemaDescriptor;
+use parquet::basic::ConvertedType;
+use parquet::schema::types::{SchemaDescriptor, Type};
 
 use crate::error::{Result, SkimError};
 use crate::metadata::ParquetFile;
@@ -84,7 +85,10 @@ impl Projection {
             Some(fields) => {
                 Schema::new_with_metadata(fields, file.arrow_schema().metadata().clone())
             }
-            None => converted(file, &mask)?,
+            None => {
+                refuse_maps_read_in_part(schema, &mask)?;
+                converted(file, &mask)?
+            }
         };
         let in_file_order = order.iter().enumerate().all(|(i, &p)| i == p);
         let output_schema = if in_file_order {
@@ -162,6 +166,74 @@ fn whole_roots_of(
             .map(|&root| Arc::clone(&fields[root]))
             .collect()
     })
+}
+
+/// Refuses a projection that reads a map's keys without its values, or its values without its
+/// keys. arrow-rs converts such a map to no field at all (an Arrow map holds both), so the scan
+/// would return nothing for a column that was asked for; the projection promises never a
+/// silently smaller result. A map is what arrow-rs reads as one: a group annotated `MAP` (or
+/// `MAP_KEY_VALUE`) over one repeated group of two fields. Part of a key or of a value (a field of
+/// a struct value) is fine, as long as both sides keep at least one leaf.
+fn refuse_maps_read_in_part(schema: &SchemaDescriptor, mask: &ProjectionMask) -> Result<()> {
+    let mut next_leaf = 0;
+    let mut path = Vec::new();
+    for field in schema.root_schema().get_fields() {
+        selected_leaves(field, mask, &mut next_leaf, &mut path)?;
+    }
+    Ok(())
+}
+
+/// How many leaves below `ty` `mask` selects, numbering leaves from `next_leaf` in schema
+/// order (the order of [`SchemaDescriptor::columns`]); errs on a map read in part below `ty`.
+fn selected_leaves<'a>(
+    ty: &'a Type,
+    mask: &ProjectionMask,
+    next_leaf: &mut usize,
+    path: &mut Vec<&'a str>,
+) -> Result<usize> {
+    if ty.is_primitive() {
+        *next_leaf += 1;
+        return Ok(usize::from(mask.leaf_included(*next_leaf - 1)));
+    }
+    path.push(ty.name());
+    let is_map = matches!(
+        ty.get_basic_info().converted_type(),
+        ConvertedType::MAP | ConvertedType::MAP_KEY_VALUE
+    );
+    let selected = match ty.get_fields() {
+        [entries] if is_map && !entries.is_primitive() && entries.get_fields().len() == 2 => {
+            path.push(entries.name());
+            let key = selected_leaves(&entries.get_fields()[0], mask, next_leaf, path)?;
+            let value = selected_leaves(&entries.get_fields()[1], mask, next_leaf, path)?;
+            path.pop();
+            if (key == 0) != (value == 0) {
+                let map = path.join(".");
+                let (read, left) = if key == 0 {
+                    ("values", "keys")
+                } else {
+                    ("keys", "values")
+                };
+                return Err(SkimError::invalid_argument(
+                    "columns",
+                    format!(
+                        "the columns asked for read the {read} of the map `{map}` without its \
+                         {left}, and a map's keys and values are read together (an Arrow map \
+                         holds both); name `{map}` to read the map whole"
+                    ),
+                ));
+            }
+            key + value
+        }
+        children => {
+            let mut selected = 0;
+            for child in children {
+                selected += selected_leaves(child, mask, next_leaf, path)?;
+            }
+            selected
+        }
+    };
+    path.pop();
+    Ok(selected)
 }
 
 /// The Arrow schema of `mask`'s columns, converted from the Parquet schema (and the footer's
