@@ -177,7 +177,9 @@ impl Aggregator {
         })
     }
 
-    /// Folds one (already filtered) batch.
+    /// Folds one (already filtered) batch. Out of line, so that a task's `take_batch` stays small
+    /// enough for V8 not to optimize it whole in a first scan (`bench/results/2026-11-29-tier-up.md`).
+    #[inline(never)]
     pub fn fold(&mut self, batch: &RecordBatch) -> Result<()> {
         for ((function, expr), state) in self.specs.iter().zip(self.state.iter_mut()) {
             let Some(expr) = expr else {

@@ -246,12 +246,6 @@ fn capturing_decoder(
     Ok((decoder, capture))
 }
 
-/// Folds a task's filtered batch into its aggregates. Out of line (see `take_batch`).
-#[inline(never)]
-fn fold(aggregator: &mut Aggregator, batch: &RecordBatch) -> Result<()> {
-    aggregator.fold(batch)
-}
-
 /// The capture, whatever a panic elsewhere did to its lock (a batch is kept whole or not at all).
 fn locked(capture: &Mutex<Capture>) -> std::sync::MutexGuard<'_, Capture> {
     capture
@@ -543,7 +537,7 @@ impl TaskDecoder {
             // Fused: fold the filtered batch now; it never leaves the task.
             Some(aggregator) => {
                 self.folded_rows += batch.num_rows() as u64;
-                fold(aggregator, &batch)
+                aggregator.fold(&batch)
             }
             None => self
                 .stream
