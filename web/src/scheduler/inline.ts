@@ -114,13 +114,18 @@ export class InlineExecutor implements Executor {
    * next (promises) and from slice to slice (`scheduler.yield()`), no message is handled.
    * Without that turn, a bulk scan of small tasks from bytes in memory (DuckDB's 122,880-row
    * groups: 17 tasks of ~3 MB) decoded every task on the page, and the workers, started, never
-   * got to say they were ready.
+   * got to say they were ready. Such a task's slices also yield behind the queued messages
+   * ({@link afterQueuedTasks}, not `scheduler.yield()`), so that a worker ready while the page
+   * decodes is known at the next task's turn: a first bulk scan of SF1 from memory in Chromium
+   * and Firefox ran 2–4 tasks on the page before, 1–3 after (Chromium: its workers' `ready`
+   * handled 143–234 ms after the open, against 196–533); the scan's time did not move beyond
+   * this machine's noise (`bench/results/2026-11-29-fill-in.md`).
    */
   runUnless(job: TaskJob, elsewhere: () => boolean): Promise<TaskResult | undefined> {
     const queuedAt = performance.timeOrigin + performance.now();
     return this.queue(async () => {
       await afterQueuedTasks();
-      return elsewhere() ? undefined : this.runNow(job, queuedAt);
+      return elsewhere() ? undefined : this.runNow(job, queuedAt, afterQueuedTasks);
     });
   }
 
@@ -139,7 +144,7 @@ export class InlineExecutor implements Executor {
     return this.pending === 0;
   }
 
-  private async runNow(job: TaskJob, queuedAt: number): Promise<TaskResult> {
+  private async runNow(job: TaskJob, queuedAt: number, yieldTurn: () => Promise<void> = nextTurn): Promise<TaskResult> {
     if (this.disposed) throw new ParquetSkimError('DISPOSED', 'the reader was disposed');
     throwIfAborted(job.signal);
     const host = await this.hosting;
@@ -181,7 +186,7 @@ export class InlineExecutor implements Executor {
         if (answer?.kind === 'yielded') {
           // Its slice is used: let the page paint and handle input, then go on.
           this.slices += 1;
-          await nextTurn();
+          await yieldTurn();
           throwIfAborted(job.signal);
           response = host.handle({ kind: 'resumeTask', taskId });
           continue;
