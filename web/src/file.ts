@@ -122,6 +122,8 @@ export class ParquetFile {
   /** Rows and footer bytes, from the footer (kept: readable after the file is closed). */
   private readonly rows: number;
   private readonly footerSize: number;
+  /** Scan parts of this file prepared and not yet closed (see {@link release}). */
+  private partsOpen = 0;
 
   /** @internal */
   constructor(
@@ -138,11 +140,19 @@ export class ParquetFile {
   ) {
     this.rows = handle.numRows;
     this.footerSize = handle.footerBytes;
+    // The footer's bytes are copied out of the core only when a worker (or the page's instance,
+    // after a close) is sent the file: a small query decoded on the page never needs them, and
+    // the copy was 5–7% of a warm first 100 rows from memory (Chromium, TPC-H SF1 layout a,
+    // `bench/results/2026-11-29-warm-fixed-cost.md`).
+    let buffers: Uint8Array[] | undefined;
     this.footer = {
       fileId,
       fileLen: handle.fileLen,
       starts: Array.from(handle.footerStarts()),
-      buffers: handle.footerBuffers() as Uint8Array[],
+      get buffers(): Uint8Array[] {
+        buffers ??= handle.footerBuffers() as Uint8Array[];
+        return buffers;
+      },
       viewTypes: ARROW_READS_VIEWS,
     };
     // Every task host gets the footer (the workers' copies are posted just after open() returns),
@@ -242,6 +252,15 @@ export class ParquetFile {
     if (this.closed) return;
     this.closed = true;
     this.context.executor.closeFile(this.footer.fileId);
+    // A scan still running may yet send the file to a worker: its footer's bytes are taken out
+    // of the core before the core lets go of them.
+    if (this.partsOpen > 0) {
+      try {
+        void this.footer.buffers;
+      } catch {
+        // The core is out of memory or trapped: that scan's next host fails its task.
+      }
+    }
     try {
       this.handle.free();
     } catch {
@@ -366,7 +385,11 @@ export class ParquetFile {
     if (held.length > 0) replan();
     if (await this.readBlooms(request, signal, cost)) replan();
     const scan = scanRef(planned.plan, cacheSharesOf(this.context).page);
-    return { file: this.footer, scan, reader: this.source, tasks: planned.plan.tasks, held, cost };
+    this.partsOpen += 1;
+    const onClose = () => {
+      this.partsOpen -= 1;
+    };
+    return { file: this.footer, scan, reader: this.source, tasks: planned.plan.tasks, held, cost, onClose };
   }
 
   /**

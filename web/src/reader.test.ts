@@ -184,6 +184,22 @@ describe('reading in Node (inline execution)', () => {
     file.close();
   });
 
+  it('finishes a scan running when its file is closed (its next task opens the footer again)', async () => {
+    // Five row groups; a filter with a limit keeps a task per row group and starts one at a time.
+    const bytes = new Uint8Array(await readFile(path.join(dataDir, 'floating_orders_nan_count.parquet')));
+    const whole = await (await reader.open(bytes)).scan({ columns: ['double_ieee754'] }).toTable();
+    const file = await reader.open(bytes);
+    const scan = file.scan({ columns: ['double_ieee754'], filter: 'float_ieee754 IS NOT NULL', limit: 50 });
+    const batches = scan[Symbol.asyncIterator]();
+    const first = await batches.next();
+    expect(first.done).toBe(false);
+    file.close();
+    let rows = first.done ? 0 : first.value.numRows;
+    for (let next = await batches.next(); !next.done; next = await batches.next()) rows += next.value.numRows;
+    expect(scan.stats.tasksTotal).toBeGreaterThan(1);
+    expect(rows).toBe(whole.numRows);
+  });
+
   it('returns an empty table with the projected schema past the end', async () => {
     const file = await reader.open(new Uint8Array(await readFile(tinyPages)));
     const table = await file.scan({ columns: ['bool_col'], offset: 1_000_000 }).toTable();

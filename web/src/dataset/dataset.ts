@@ -780,7 +780,10 @@ export class Dataset {
         stats.timeline.firstResult ??= performance.now() - startedAt;
         countTask(scan, missed, task.spec, result);
       },
-      onClose: closed,
+      onClose: () => {
+        part.onClose?.();
+        closed();
+      },
     };
   }
 
