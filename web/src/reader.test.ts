@@ -351,6 +351,13 @@ describe('reading in Node (inline execution)', () => {
         message: expect.stringContaining('name `my_map` to read the map whole'),
       }),
     );
+    // A filter on a map's keys: many values per row, said as such (it read as an unknown column).
+    expect(() => file.scan({ filter: "my_map.key_value.key = 'name'" })).toThrow(
+      expect.objectContaining({
+        code: 'TYPE_MISMATCH',
+        message: expect.stringContaining("'my_map.key_value.key' is inside 'my_map', which is a map"),
+      }),
+    );
     const table = await file.scan({ columns: ['my_map'] }).toTable();
     expect(table.schema.fields.map((f) => f.name)).toEqual(['my_map']);
     expect(table.numRows).toBe(file.numRows);

@@ -276,6 +276,8 @@ pub(crate) fn suggest(schema: &SchemaDescriptor, name: &str) -> Vec<String> {
     let max_distance = (needle.chars().count() / 3).max(2);
     let mut scored: Vec<(usize, String)> = candidates
         .into_iter()
+        // Never the name given (a column the file has, refused for another reason).
+        .filter(|c| c != name)
         .map(|c| (edit_distance(&needle, &c.to_lowercase()), c))
         .filter(|(d, _)| *d <= max_distance)
         .collect();

@@ -209,9 +209,21 @@ pub(crate) fn resolve(
     };
     let path: Vec<String> = name.split('.').map(str::to_owned).collect();
     let mut field = schema.field_with_name(&path[0]).map_err(|_| unknown())?;
-    for part in &path[1..] {
+    for (depth, part) in path.iter().enumerate().skip(1) {
         let DataType::Struct(children) = field.data_type() else {
-            return Err(unknown());
+            // A column of the file inside a list or a map: many values per row, where a filter
+            // (or an aggregate) takes one. Said as such, not as a name the file lacks.
+            let in_file = parquet
+                .columns()
+                .iter()
+                .any(|c| c.path().parts().starts_with(&path));
+            if !in_file {
+                return Err(unknown());
+            }
+            let outer = path[..depth].join(".");
+            return Err(SkimError::TypeMismatch {
+                detail: many_per_row(name, &outer, field.data_type()),
+            });
         };
         field = children
             .iter()
@@ -224,13 +236,15 @@ pub(crate) fn resolve(
         other => other.is_primitive() || is_string(other) || matches!(other, DataType::Boolean),
     };
     if !filterable {
-        return Err(SkimError::TypeMismatch {
-            detail: format!(
+        let detail = match field.data_type() {
+            DataType::Struct(_) => format!(
                 "'{name}' is {}; filters compare primitive values (numbers, strings, dates, \
                  booleans) — name a field inside it instead",
                 field.data_type()
             ),
-        });
+            other => many_per_row(name, name, other),
+        };
+        return Err(SkimError::TypeMismatch { detail });
     }
     let leaf_idx = parquet
         .columns()
@@ -243,6 +257,30 @@ pub(crate) fn resolve(
         leaf_idx,
         field: field.clone(),
     })
+}
+
+/// Why `name`, which is (or is inside) `outer` of type `outer_type` — a list or a map — cannot be
+/// filtered on or aggregated: it has any number of values per row.
+fn many_per_row(name: &str, outer: &str, outer_type: &DataType) -> String {
+    let kind = match outer_type {
+        DataType::List(_)
+        | DataType::LargeList(_)
+        | DataType::ListView(_)
+        | DataType::LargeListView(_)
+        | DataType::FixedSizeList(..) => "a list".to_owned(),
+        DataType::Map(..) => "a map".to_owned(),
+        other => format!("{other}"),
+    };
+    let what = if name == outer {
+        format!("'{name}' is {kind}")
+    } else {
+        format!("'{name}' is inside '{outer}', which is {kind}")
+    };
+    format!(
+        "{what}: it holds any number of values per row, and filters and aggregates take one \
+         value per row; name a column outside lists and maps (a struct's field is fine), or \
+         read '{outer}' and look at its values in your code"
+    )
 }
 
 fn is_string(t: &DataType) -> bool {
@@ -345,9 +383,28 @@ mod tests {
             bind_sql("id LIKE 'a%'").expect_err("like").code(),
             "TYPE_MISMATCH"
         );
+        let list = bind_sql("tags = 'a'").expect_err("list");
+        assert_eq!(list.code(), "TYPE_MISMATCH");
+        assert!(
+            list.to_string()
+                .contains("'tags' is a list: it holds any number of values per row"),
+            "{list}"
+        );
+        // A column of the file inside a list: not a name the file lacks (it used to be
+        // UNKNOWN_COLUMN, suggesting the very name given).
+        let inside = bind_sql("tags.list.item = 'a'").expect_err("inside a list");
+        assert_eq!(inside.code(), "TYPE_MISMATCH");
+        assert!(
+            inside
+                .to_string()
+                .contains("'tags.list.item' is inside 'tags', which is a list"),
+            "{inside}"
+        );
         assert_eq!(
-            bind_sql("tags = 'a'").expect_err("list").code(),
-            "TYPE_MISMATCH"
+            bind_sql("tags.list.nope = 'a'")
+                .expect_err("no such column")
+                .code(),
+            "UNKNOWN_COLUMN"
         );
         let unknown = bind_sql("nmae = 'a'").expect_err("unknown");
         assert_eq!(unknown.code(), "UNKNOWN_COLUMN");
