@@ -141,9 +141,11 @@ export class ParquetFile {
     this.rows = handle.numRows;
     this.footerSize = handle.footerBytes;
     // The footer's bytes are copied out of the core only when a worker (or the page's instance,
-    // after a close) is sent the file: a small query decoded on the page never needs them, and
-    // the copy was 5–7% of a warm first 100 rows from memory (Chromium, TPC-H SF1 layout a,
-    // `bench/results/2026-11-29-warm-fixed-cost.md`).
+    // after a close) is sent the file: a small query decoded on the page never needs them, nor
+    // does a dataset's file its statistics rule out. The copy was ~5% of a warm first 100 rows
+    // from memory (0.27 of ~5.6 ms profiled; Chromium, TPC-H SF1 layout a,
+    // `bench/results/2026-11-29-warm-fixed-cost.md`). A copy that fails (the core out of
+    // memory, or trapped) fails the task that needed it (`openFileRequest` in the pool).
     let buffers: Uint8Array[] | undefined;
     this.footer = {
       fileId,
@@ -252,8 +254,8 @@ export class ParquetFile {
     if (this.closed) return;
     this.closed = true;
     this.context.executor.closeFile(this.footer.fileId);
-    // A scan still running may yet send the file to a worker: its footer's bytes are taken out
-    // of the core before the core lets go of them.
+    // A scan still running (a part with tasks, not yet closed) may yet send the file to a
+    // worker: its footer's bytes are taken out of the core before the core lets go of them.
     if (this.partsOpen > 0) {
       try {
         void this.footer.buffers;
@@ -385,11 +387,15 @@ export class ParquetFile {
     if (held.length > 0) replan();
     if (await this.readBlooms(request, signal, cost)) replan();
     const scan = scanRef(planned.plan, cacheSharesOf(this.context).page);
+    const { tasks } = planned.plan;
+    // A part without tasks is never run, nor closed: it needs no footer and is not counted.
+    if (tasks.length === 0) return { file: this.footer, scan, reader: this.source, tasks, held, cost };
+    this.assertOpen();
     this.partsOpen += 1;
     const onClose = () => {
       this.partsOpen -= 1;
     };
-    return { file: this.footer, scan, reader: this.source, tasks: planned.plan.tasks, held, cost, onClose };
+    return { file: this.footer, scan, reader: this.source, tasks, held, cost, onClose };
   }
 
   /**

@@ -198,6 +198,14 @@ describe('reading in Node (inline execution)', () => {
     for (let next = await batches.next(); !next.done; next = await batches.next()) rows += next.value.numRows;
     expect(scan.stats.tasksTotal).toBeGreaterThan(1);
     expect(rows).toBe(whole.numRows);
+    // Every part counted while it ran is uncounted once closed, and one without tasks (all of
+    // it pruned by statistics) is never counted: a later close copies no footer out.
+    const again = await reader.open(new Uint8Array(await readFile(tinyPages)));
+    const pruned = again.scan({ filter: 'id > 1000000' });
+    expect((await pruned.toTable()).numRows).toBe(0);
+    expect(pruned.stats.tasksTotal).toBe(0);
+    await again.scan({ filter: 'id < 10' }).toTable();
+    expect((again as unknown as { partsOpen: number }).partsOpen).toBe(0);
   });
 
   it('returns an empty table with the projected schema past the end', async () => {

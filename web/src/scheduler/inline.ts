@@ -5,7 +5,7 @@
 import { ParquetSkimError, throwIfAborted, toSkimError } from '../errors.js';
 import type { ParquetFileHandle } from '../wasm/parquet_skim_wasm.js';
 import type { Wasm } from '../wasm-loader.js';
-import type { HostResponse } from '../worker/protocol.js';
+import type { HostRequest, HostResponse } from '../worker/protocol.js';
 import { TaskHost } from '../worker/task-host.js';
 import { CacheKeys } from './cache-keys.js';
 import {
@@ -118,7 +118,7 @@ export class InlineExecutor implements Executor {
    * ({@link afterQueuedTasks}, not `scheduler.yield()`), so that a worker ready while the page
    * decodes is known at the next task's turn: a first bulk scan of SF1 from memory in Chromium
    * and Firefox ran 2–4 tasks on the page before, 1–3 after (Chromium: its workers' `ready`
-   * handled 143–234 ms after the open, against 196–533); the scan's time did not move beyond
+   * handled 133–234 ms after the open, against 196–532); the scan's time did not move beyond
    * this machine's noise (`bench/results/2026-11-29-fill-in.md`).
    */
   runUnless(job: TaskJob, elsewhere: () => boolean): Promise<TaskResult | undefined> {
@@ -152,7 +152,14 @@ export class InlineExecutor implements Executor {
     const { file } = job;
     if (!this.held.hasFile(file.fileId)) {
       // Not shown before (a file opened by another reader, say): decode its footer.
-      checked(host.handle({ kind: 'openFile', ...file }));
+      // (The footer's bytes are copied out of the core here, if not yet: see `ParquetFile`.)
+      let openFile: HostRequest;
+      try {
+        openFile = { kind: 'openFile', ...file };
+      } catch (error) {
+        throw toSkimError(error);
+      }
+      checked(host.handle(openFile));
       this.held.addFile(file.fileId);
     }
     const { scan } = job;

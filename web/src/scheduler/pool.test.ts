@@ -123,6 +123,34 @@ describe('WorkerPool', () => {
     pool.dispose();
   });
 
+  it("fails a task whose file's footer cannot be copied out, typed, and the worker runs the next", async () => {
+    const pool = new WorkerPool(1, module);
+    await tick();
+    // The footer's bytes come out of the page's core when first sent: that copy can fail.
+    const broken: FileFooter = {
+      fileId: 3,
+      fileLen: 100,
+      starts: [90],
+      get buffers(): Uint8Array[] {
+        throw new Error('null pointer passed to rust');
+      },
+      viewTypes: false,
+    };
+    pool.showFile(broken);
+    await tick();
+    const [worker] = FakeWorker.all as [FakeWorker];
+    expect(worker.posted.map((m) => m.kind)).toEqual(['init']);
+    await expect(pool.run(job({ file: broken }))).rejects.toMatchObject({ name: 'ParquetSkimError', code: 'INTERNAL' });
+    expect(worker.tasks()).toHaveLength(0);
+    // Nothing was left half-started: the next task (another file) runs on the same worker.
+    const next = pool.run(job());
+    await tick();
+    expect(worker.tasks()).toHaveLength(1);
+    worker.answer(done(worker.tasks()[0]?.taskId ?? -1));
+    await expect(next).resolves.toMatchObject({ rows: 1 });
+    pool.dispose();
+  });
+
   it('sends a scan to a worker once, with its first task there, and closes it where it went', async () => {
     const pool = new WorkerPool(2, module);
     await tick();

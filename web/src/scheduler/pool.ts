@@ -67,6 +67,20 @@ interface Slot {
   ready: boolean;
 }
 
+/**
+ * The message that sends `file` to a worker, or the error that says why it cannot be built: the
+ * footer's bytes are copied out of the page's core when first sent (`ParquetFile`), and that copy
+ * can fail — the core out of memory, or trapped (a task that trapped on the page and runs again
+ * here: the copy is tried all the same, and fails this task, typed, if the core cannot make it).
+ */
+function openFileRequest(file: FileFooter): HostRequest | Error {
+  try {
+    return { kind: 'openFile', ...file };
+  } catch (error) {
+    return toSkimError(error);
+  }
+}
+
 /** Ends `slot`'s worker. */
 function terminate(slot: Slot): void {
   slot.worker.terminate();
@@ -232,7 +246,10 @@ export class WorkerPool implements Executor {
       if (this.disposed || this.files.get(file.fileId) !== file) return;
       for (const slot of this.slots) {
         if (slot.held.hasFile(file.fileId)) continue;
-        this.post(slot, { kind: 'openFile', ...file });
+        const openFile = openFileRequest(file);
+        // Not shown: the file's first task here tries again, and fails typed if it must.
+        if (openFile instanceof Error) return;
+        this.post(slot, openFile);
         slot.held.addFile(file.fileId);
       }
     }, 0);
@@ -351,14 +368,21 @@ export class WorkerPool implements Executor {
   }
 
   private startJob(slot: Slot, job: Job): void {
+    const { file, scan, spec } = job.task;
+    const openFile = slot.held.hasFile(file.fileId) ? undefined : openFileRequest(file);
+    if (openFile instanceof Error) {
+      // The file's footer could not be taken out of the page's core: the task fails, typed,
+      // before the worker is given anything (it stays free for the next).
+      this.settle(job, { error: openFile });
+      return;
+    }
     if (slot.jobs.length > 0) this.tasksInterleaved += 1;
     slot.jobs.push(job);
     job.slot = slot;
     job.posted = true;
     job.taskId = this.nextTaskId++;
-    const { file, scan, spec } = job.task;
-    if (!slot.held.hasFile(file.fileId)) {
-      this.post(slot, { kind: 'openFile', ...file });
+    if (openFile !== undefined) {
+      this.post(slot, openFile);
       slot.held.addFile(file.fileId);
     }
     if (!slot.held.hasScan(scan.scanId)) {

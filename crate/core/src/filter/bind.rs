@@ -242,7 +242,11 @@ pub(crate) fn resolve(
                  booleans) — name a field inside it instead",
                 field.data_type()
             ),
-            other => many_per_row(name, name, other),
+            other if values_per_row(other).is_some() => many_per_row(name, name, other),
+            other => format!(
+                "'{name}' is {other}; filters and aggregates compare numbers, strings, \
+                 binaries, dates, times, timestamps and booleans, not this type"
+            ),
         };
         return Err(SkimError::TypeMismatch { detail });
     }
@@ -259,27 +263,33 @@ pub(crate) fn resolve(
     })
 }
 
-/// Why `name`, which is (or is inside) `outer` of type `outer_type` — a list or a map — cannot be
-/// filtered on or aggregated: it has any number of values per row.
-fn many_per_row(name: &str, outer: &str, outer_type: &DataType) -> String {
-    let kind = match outer_type {
+/// For a list or a map: what it is, and how many values it holds per row.
+fn values_per_row(t: &DataType) -> Option<(&'static str, String)> {
+    match t {
         DataType::List(_)
         | DataType::LargeList(_)
         | DataType::ListView(_)
-        | DataType::LargeListView(_)
-        | DataType::FixedSizeList(..) => "a list".to_owned(),
-        DataType::Map(..) => "a map".to_owned(),
-        other => format!("{other}"),
-    };
+        | DataType::LargeListView(_) => Some(("a list", "any number of values".to_owned())),
+        DataType::FixedSizeList(_, n) => Some(("a fixed-size list", format!("{n} values"))),
+        DataType::Map(..) => Some(("a map", "any number of entries".to_owned())),
+        _ => None,
+    }
+}
+
+/// Why `name`, which is (or is inside) `outer` of type `outer_type`, cannot be filtered on or
+/// aggregated: `outer` holds more than one value per row (a list or a map).
+fn many_per_row(name: &str, outer: &str, outer_type: &DataType) -> String {
+    let (kind, count) =
+        values_per_row(outer_type).unwrap_or(("not a struct", "other values".to_owned()));
     let what = if name == outer {
         format!("'{name}' is {kind}")
     } else {
         format!("'{name}' is inside '{outer}', which is {kind}")
     };
     format!(
-        "{what}: it holds any number of values per row, and filters and aggregates take one \
-         value per row; name a column outside lists and maps (a struct's field is fine), or \
-         read '{outer}' and look at its values in your code"
+        "{what}: it holds {count} per row, and filters and aggregates take one value per row; \
+         name a column outside lists and maps (a struct's field is fine), or read '{outer}' and \
+         look at its values in your code"
     )
 }
 
@@ -332,6 +342,7 @@ mod tests {
                 true,
             ),
             Field::new_list("tags", Field::new_list_field(DataType::Utf8, true), true),
+            Field::new("uuid", DataType::FixedSizeBinary(16), true),
         ]);
         let parquet = ArrowSchemaConverter::new()
             .convert(&schema)
@@ -399,6 +410,15 @@ mod tests {
                 .to_string()
                 .contains("'tags.list.item' is inside 'tags', which is a list"),
             "{inside}"
+        );
+        let fixed = bind_sql("uuid = 'a'").expect_err("fixed-size binary");
+        assert_eq!(fixed.code(), "TYPE_MISMATCH");
+        assert!(
+            fixed
+                .to_string()
+                .contains("'uuid' is FixedSizeBinary(16); filters")
+                && !fixed.to_string().contains("per row"),
+            "{fixed}"
         );
         assert_eq!(
             bind_sql("tags.list.nope = 'a'")
