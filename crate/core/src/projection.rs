@@ -172,39 +172,47 @@ fn whole_roots_of(
 /// keys. arrow-rs converts such a map to no field at all (an Arrow map holds both), so the scan
 /// would return nothing for a column that was asked for; the projection promises never a
 /// silently smaller result. A map is what arrow-rs reads as one: a group annotated `MAP` (or
-/// `MAP_KEY_VALUE`) over one repeated group of two fields. Part of a key or of a value (a field of
+/// `MAP_KEY_VALUE`) over one repeated group of two fields, where arrow-rs goes by the
+/// annotation — not a `LIST`'s repeated group, which it reads as the list's element or struct. Part of a key or of a value (a field of
 /// a struct value) is fine, as long as both sides keep at least one leaf.
 fn refuse_maps_read_in_part(schema: &SchemaDescriptor, mask: &ProjectionMask) -> Result<()> {
     let mut next_leaf = 0;
     let mut path = Vec::new();
     for field in schema.root_schema().get_fields() {
-        selected_leaves(field, mask, &mut next_leaf, &mut path)?;
+        selected_leaves(field, mask, &mut next_leaf, &mut path, true)?;
     }
     Ok(())
 }
 
 /// How many leaves below `ty` `mask` selects, numbering leaves from `next_leaf` in schema
 /// order (the order of [`SchemaDescriptor::columns`]); errs on a map read in part below `ty`.
+///
+/// `dispatched`: whether arrow-rs reads `ty` by its annotation, as it does every field but the
+/// repeated group of a `LIST` (read as the list's element, or its struct) and a map's entries.
 fn selected_leaves<'a>(
     ty: &'a Type,
     mask: &ProjectionMask,
     next_leaf: &mut usize,
     path: &mut Vec<&'a str>,
+    dispatched: bool,
 ) -> Result<usize> {
     if ty.is_primitive() {
         *next_leaf += 1;
         return Ok(usize::from(mask.leaf_included(*next_leaf - 1)));
     }
     path.push(ty.name());
-    let is_map = matches!(
-        ty.get_basic_info().converted_type(),
-        ConvertedType::MAP | ConvertedType::MAP_KEY_VALUE
-    );
+    let annotation = ty.get_basic_info().converted_type();
+    let is_map = dispatched
+        && matches!(
+            annotation,
+            ConvertedType::MAP | ConvertedType::MAP_KEY_VALUE
+        );
+    let is_list = dispatched && annotation == ConvertedType::LIST;
     let selected = match ty.get_fields() {
         [entries] if is_map && !entries.is_primitive() && entries.get_fields().len() == 2 => {
             path.push(entries.name());
-            let key = selected_leaves(&entries.get_fields()[0], mask, next_leaf, path)?;
-            let value = selected_leaves(&entries.get_fields()[1], mask, next_leaf, path)?;
+            let key = selected_leaves(&entries.get_fields()[0], mask, next_leaf, path, true)?;
+            let value = selected_leaves(&entries.get_fields()[1], mask, next_leaf, path, true)?;
             path.pop();
             if (key == 0) != (value == 0) {
                 let map = path.join(".");
@@ -227,7 +235,7 @@ fn selected_leaves<'a>(
         children => {
             let mut selected = 0;
             for child in children {
-                selected += selected_leaves(child, mask, next_leaf, path)?;
+                selected += selected_leaves(child, mask, next_leaf, path, !is_list)?;
             }
             selected
         }
@@ -303,6 +311,50 @@ fn edit_distance(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Refused exactly when arrow-rs's conversion drops a root the projection reads: every set
+    /// of leaves of maps under lists and structs, a legacy `MAP_KEY_VALUE` list element (read
+    /// as a struct, not a map), and a map whose entries hold one field (read as a list).
+    #[test]
+    fn refuses_a_projection_exactly_when_the_conversion_drops_a_root() {
+        use parquet::arrow::parquet_to_arrow_schema_by_columns;
+        use parquet::schema::parser::parse_message_type;
+        let schemas = [
+            "message m { optional group l (LIST) { repeated group list { \
+               optional group element (MAP) { repeated group key_value { \
+                 required binary key (UTF8); optional int32 value; } } } } \
+               optional group s { optional group g (MAP) { repeated group key_value { \
+                 required int32 key; optional group value { optional int32 a; optional int32 b; } } } } }",
+            "message m { optional group l (LIST) { repeated group m (MAP_KEY_VALUE) { \
+               required group entry { required binary key (UTF8); optional int32 value; } } } }",
+            "message m { optional group k (MAP) { repeated group key_value { \
+               required binary key (UTF8); } } required int32 id; }",
+        ];
+        let mut refused = 0;
+        for text in schemas {
+            let descr = SchemaDescriptor::new(Arc::new(parse_message_type(text).expect("schema")));
+            let leaves = descr.num_columns();
+            for set in 1u32..(1 << leaves) {
+                let picked: Vec<usize> = (0..leaves).filter(|l| set & (1 << l) != 0).collect();
+                let mask = ProjectionMask::leaves(&descr, picked.iter().copied());
+                let roots: BTreeSet<usize> = picked
+                    .iter()
+                    .map(|&l| descr.get_column_root_idx(l))
+                    .collect();
+                let converted = parquet_to_arrow_schema_by_columns(&descr, mask.clone(), None)
+                    .expect("convert");
+                let dropped = converted.fields().len() < roots.len();
+                let check = refuse_maps_read_in_part(&descr, &mask);
+                assert_eq!(
+                    check.is_err(),
+                    dropped,
+                    "{text}: leaves {picked:?}: {check:?}"
+                );
+                refused += usize::from(dropped);
+            }
+        }
+        assert!(refused > 0);
+    }
 
     #[test]
     fn edit_distance_counts_edits() {
