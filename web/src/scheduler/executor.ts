@@ -3,8 +3,9 @@
  * task's prefetched chunks, asking for more bytes through `fetchMore` if the decoder needs them.
  * Implemented by {@link WorkerPool} (browsers) and {@link InlineExecutor} (Node, or `workers: 0`).
  */
+import { toSkimError } from '../errors.js';
 import type { ByteRange, Partial } from '../wasm/contract.js';
-import type { CacheReport, Chunk, HostResponse } from '../worker/protocol.js';
+import type { CacheReport, Chunk, HostRequest, HostResponse } from '../worker/protocol.js';
 import type { CacheDelta } from './cache-keys.js';
 
 /** A file as a task host needs it: identity and footer bytes. */
@@ -79,6 +80,20 @@ export interface TaskResult {
   /** Tasks with a cache key: what the worker's cross-scan cache did, and how its counters moved. */
   cache?: CacheReport;
   cacheDelta?: CacheDelta;
+}
+
+/**
+ * The message that sends `file` to a task host (a worker, or the page's own instance), or the error that says why it cannot be built: the
+ * footer's bytes are copied out of the page's core when first sent (`ParquetFile`), and that copy
+ * can fail — the core out of memory, or trapped (a task that trapped on the page and runs again
+ * in a worker: the copy is tried all the same, and fails this task, typed, if the core cannot make it).
+ */
+export function openFileRequest(file: FileFooter): HostRequest | Error {
+  try {
+    return { kind: 'openFile', ...file };
+  } catch (error) {
+    return toSkimError(error);
+  }
 }
 
 /**

@@ -5,13 +5,14 @@
 import { ParquetSkimError, throwIfAborted, toSkimError } from '../errors.js';
 import type { ParquetFileHandle } from '../wasm/parquet_skim_wasm.js';
 import type { Wasm } from '../wasm-loader.js';
-import type { HostRequest, HostResponse } from '../worker/protocol.js';
+import type { HostResponse } from '../worker/protocol.js';
 import { TaskHost } from '../worker/task-host.js';
 import { CacheKeys } from './cache-keys.js';
 import {
   type Executor,
   type FileFooter,
   HostHoldings,
+  openFileRequest,
   type TaskJob,
   type TaskResult,
   taskResultOf,
@@ -152,13 +153,8 @@ export class InlineExecutor implements Executor {
     const { file } = job;
     if (!this.held.hasFile(file.fileId)) {
       // Not shown before (a file opened by another reader, say): decode its footer.
-      // (The footer's bytes are copied out of the core here, if not yet: see `ParquetFile`.)
-      let openFile: HostRequest;
-      try {
-        openFile = { kind: 'openFile', ...file };
-      } catch (error) {
-        throw toSkimError(error);
-      }
+      const openFile = openFileRequest(file);
+      if (openFile instanceof Error) throw openFile;
       checked(host.handle(openFile));
       this.held.addFile(file.fileId);
     }

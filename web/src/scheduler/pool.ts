@@ -31,6 +31,7 @@ import {
   type Executor,
   type FileFooter,
   HostHoldings,
+  openFileRequest,
   type TaskJob,
   type TaskResult,
   taskResultOf,
@@ -65,20 +66,6 @@ interface Slot {
   cache: CacheKeys;
   /** Whether the worker's script loaded and answered `init`. */
   ready: boolean;
-}
-
-/**
- * The message that sends `file` to a worker, or the error that says why it cannot be built: the
- * footer's bytes are copied out of the page's core when first sent (`ParquetFile`), and that copy
- * can fail — the core out of memory, or trapped (a task that trapped on the page and runs again
- * here: the copy is tried all the same, and fails this task, typed, if the core cannot make it).
- */
-function openFileRequest(file: FileFooter): HostRequest | Error {
-  try {
-    return { kind: 'openFile', ...file };
-  } catch (error) {
-    return toSkimError(error);
-  }
 }
 
 /** Ends `slot`'s worker. */
