@@ -619,6 +619,7 @@ export function countTask(stats: ScanStats, missed: Set<number>, spec: TaskSpec,
   stats.decodeMs += result.decodeMs;
   stats.queueMs += result.queueMs;
   stats.rowsFromPredicateCache += result.rowsFromCache;
+  stats.pagesReadAgain += result.pagesReadAgain;
   stats.wasmMemoryPeakBytes = Math.max(stats.wasmMemoryPeakBytes, result.wasmMemoryBytes);
   const cache = stats.columnCache;
   if (result.cache !== undefined) {
@@ -658,6 +659,7 @@ export function statsOf(
     tasksTotal: plan.tasks.length,
     rowGroupsRead: read.size,
     bytesPlanned: [...planned.values()].reduce((sum, bytes) => sum + bytes, 0),
+    pagesInPart: plan.tasks.reduce((sum, task) => sum + (task.spec.pagesInPart?.length ?? 0), 0),
     rowGroupFates,
   };
 }
@@ -678,6 +680,8 @@ export function emptyScanStats(cachedBytes: number, budgetBytes: number): ScanSt
     rowsScanned: 0,
     rowsOut: 0,
     rowsFromPredicateCache: 0,
+    pagesInPart: 0,
+    pagesReadAgain: 0,
     bytesPlanned: 0,
     bytesFetched: 0,
     bytesFetchedFilter: 0,

@@ -92,6 +92,34 @@ describe('reading in Node (inline execution)', () => {
     await expect(createReader({ pageWalkMinBytes: -1 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
   });
 
+  it('fetches only the first bytes of a page whose first rows are all a scan needs', async () => {
+    // pyarrow's one snappy page of 4,000 random INT32 values, with its CRC and an offset index
+    // (crate/core/tests/page_prefix.rs says how it was written).
+    const coreData = path.resolve(here, '../../crate/core/tests/data');
+    const local = await startRangeServer({ mounts: { '/core/': coreData } });
+    try {
+      const url = `${local.url}/core/crc.snappy.parquet`;
+      const bytes = new Uint8Array(await readFile(path.join(coreData, 'crc.snappy.parquet')));
+      const whole = await (await reader.open(bytes)).scan().toTable();
+      const values = whole.getChild('v')?.toArray().slice(0, 10);
+      const pageBytes = (await reader.open(url)).metadata.rowGroups[0]?.columns[0]?.compressedSize ?? 0;
+      // Its CRC unchecked, the page is read from its first bytes alone.
+      const unchecked = (await reader.open(url, { verifyChecksums: false })).scan({ limit: 10 });
+      expect((await unchecked.toTable()).getChild('v')?.toArray()).toEqual(values);
+      expect(unchecked.stats.pagesInPart).toBe(1);
+      expect(unchecked.stats.pagesReadAgain).toBe(0);
+      expect(unchecked.stats.bytesFetched).toBeLessThan(pageBytes / 4);
+      // Checked, the CRC takes the whole page: its rest is fetched, and counted.
+      const checked = (await reader.open(url)).scan({ limit: 10 });
+      expect((await checked.toTable()).getChild('v')?.toArray()).toEqual(values);
+      expect(checked.stats.pagesInPart).toBe(1);
+      expect(checked.stats.pagesReadAgain).toBe(1);
+      expect(checked.stats.bytesFetched).toBeGreaterThanOrEqual(pageBytes);
+    } finally {
+      await local.close();
+    }
+  });
+
   it('refuses a memoryLimitBytes below 32 MiB or above 4 GiB, saying what it takes', async () => {
     // (A limit that holds is tested in the browser, tests/browser/worker-crash.spec.ts: set here, it
     // would bound the instance every test of this file shares.)

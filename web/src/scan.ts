@@ -32,6 +32,16 @@ export interface ScanStats extends Omit<PlanStats, 'prunedRowGroups'> {
    * task, or, on a cross-scan hit, from the filter columns the worker's cache kept.
    */
   rowsFromPredicateCache: number;
+  /**
+   * Data pages of which the plan fetches only the first bytes, because the scan needs only their
+   * first rows (a first 100 rows, a page of a table: snappy pages, read with an offset index).
+   */
+  pagesInPart: number;
+  /**
+   * Of those, pages whose rows needed more than the bytes fetched (or that had to be read whole:
+   * a CRC to verify, a page stored uncompressed): their rest was fetched, one more round trip.
+   */
+  pagesReadAgain: number;
   /** Bytes the plan lists, each range once (an upper bound with a filter). */
   bytesPlanned: number;
   /**

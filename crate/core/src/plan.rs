@@ -24,6 +24,7 @@ use std::ops::Range;
 
 use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 use parquet::arrow::push_decoder::PageKind;
+use parquet::basic::{Compression, Encoding, Type as PhysicalType};
 use serde::{Deserialize, Serialize};
 
 use crate::aggregate::AggregateSpec;
@@ -122,6 +123,10 @@ pub struct TaskSpec {
     /// consecutive small row groups share one task (see [`group_small_tasks`]). Empty for most.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub more_row_groups: Vec<RowGroupPart>,
+    /// Data pages (each whole, with its header) of which the plan lists only the first bytes:
+    /// the task needs only their first rows (see [`page_part`]). Empty for most.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pages_in_part: Vec<ByteRange>,
 }
 
 /// A further row group of a task that spans several (see [`TaskSpec::more_row_groups`]).
@@ -468,6 +473,8 @@ pub(crate) fn group_small_tasks(
     let small = |task: &ReadTask| {
         groupable_file
             && task.spec.learned_pages.is_none()
+            // Its pages fetched in part are read by a task of its own (`task.rs`).
+            && task.spec.pages_in_part.is_empty()
             && weight(task) <= SMALL_TASK_BYTES
             && task.rows_scanned <= max_rows
     };
@@ -615,6 +622,8 @@ fn read_task(scan: &BoundScan, spec: TaskSpec, rows_scanned: u64) -> Result<Read
     let (mut filter_ranges, mut output_ranges) = (Vec::new(), Vec::new());
     // Per row group and output column: the least bytes phase 2 reads of it for one match.
     let mut least: BTreeMap<(usize, usize), ColumnLeast> = BTreeMap::new();
+    let rows_needed = rows_needed_in_part(scan, &spec);
+    let mut pages_in_part = Vec::new();
     for planned in scan.decoder(file, &spec)?.scan_plan() {
         if scan.filter_leaves().contains(&planned.column) {
             filter_ranges.push(planned.range.into());
@@ -629,7 +638,27 @@ fn read_task(scan: &BoundScan, spec: TaskSpec, rows_scanned: u64) -> Result<Read
             }
             _ => column.always += planned.len(),
         }
-        output_ranges.push(planned.range.into());
+        let part = rows_needed
+            .filter(|_| planned.kind == PageKind::Data)
+            .and_then(|rows| {
+                page_part(
+                    file,
+                    planned.row_group,
+                    planned.column,
+                    &planned.range,
+                    rows,
+                )
+            });
+        match part {
+            Some(part) => {
+                pages_in_part.push(planned.range.clone().into());
+                output_ranges.push(ByteRange {
+                    start: planned.range.start,
+                    end: planned.range.start + part,
+                });
+            }
+            None => output_ranges.push(planned.range.into()),
+        }
     }
     let mut per_row_group: BTreeMap<usize, u64> = BTreeMap::new();
     for ((row_group, _), column) in least {
@@ -638,12 +667,107 @@ fn read_task(scan: &BoundScan, spec: TaskSpec, rows_scanned: u64) -> Result<Read
     let output = ReadTask::bytes_of(&output_ranges);
     let fewest = per_row_group.into_values().min().unwrap_or(output);
     Ok(ReadTask {
-        spec,
+        spec: TaskSpec {
+            pages_in_part,
+            ..spec
+        },
         filter_ranges,
         output_ranges,
         output_skippable_bytes: output.saturating_sub(fewest),
         rows_scanned,
     })
+}
+
+/// Bytes of a page fetched in part for its header (with statistics, which may hold strings).
+const PART_HEADER: u64 = 1024;
+/// A page fetched in part is fetched whole when its part would be more than this share of it
+/// (in 1/8ths): the bytes saved would not pay for the odds of a second round trip.
+const PART_MOST_EIGHTHS: u64 = 4;
+
+/// The rows of its row group a task reads (from the first), when it may fetch pages in part:
+/// a task without a filter or aggregates, of one row group with an offset index, whose
+/// selection ends before the row group does — a first 100 rows, a page of a table.
+fn rows_needed_in_part(scan: &BoundScan, spec: &TaskSpec) -> Option<u64> {
+    let plain = scan.filter().is_none()
+        && scan.spec().aggregates.is_none()
+        && spec.more_row_groups.is_empty()
+        && spec.learned_pages.is_none()
+        && spec.cache_key.is_none();
+    let runs = spec.selection.as_deref().filter(|_| plain)?;
+    let mut at = 0u64;
+    let mut end = 0u64;
+    for &run in runs {
+        at = at.saturating_add(run.unsigned_abs());
+        if run > 0 {
+            end = at;
+        }
+    }
+    Some(end)
+}
+
+/// How many bytes of data page `range` (leaf `column` of `row_group`) to fetch when a read
+/// needs the row group's first `rows_needed` rows: `Some` for a page that arrow-rs (patched,
+/// `file/page_prefix.rs`) decompresses only in part — snappy, no repetition, `PLAIN` (not
+/// boolean or fixed-length) or dictionary indices, the rows ending in its first quarter — and
+/// whose part is well below the whole. The part is [`PART_HEADER`], a bit per row of the page
+/// for a nullable column's definition levels (read whole; their most when bit-packed at width
+/// 1), and the rows' share of the page twice over. A read that needs more fails with arrow-rs's
+/// "short" error, and the task fetches the rest and decodes again (`task.rs`).
+fn page_part(
+    file: &ParquetFile,
+    row_group: usize,
+    column: usize,
+    range: &Range<u64>,
+    rows_needed: u64,
+) -> Option<u64> {
+    let metadata = file.metadata();
+    let group = metadata.row_groups().get(row_group)?;
+    let chunk = group.columns().get(column)?;
+    let plain_values = chunk.encodings().all(|e| {
+        matches!(
+            e,
+            Encoding::PLAIN | Encoding::RLE | Encoding::RLE_DICTIONARY | Encoding::PLAIN_DICTIONARY
+        )
+    });
+    let fits = chunk.compression() == Compression::SNAPPY
+        && chunk.column_descr().max_rep_level() == 0
+        && !matches!(
+            chunk.column_type(),
+            PhysicalType::BOOLEAN | PhysicalType::FIXED_LEN_BYTE_ARRAY
+        )
+        && plain_values
+        // A row group past 4 GiB decodes at lowered offsets (`rebase`): whole pages there.
+        && range.end <= u64::from(u32::MAX);
+    if !fits {
+        return None;
+    }
+    let pages = metadata
+        .page_index()?
+        .offset_index(row_group, column)?
+        .page_locations();
+    let at = pages
+        .iter()
+        .position(|p| u64::try_from(p.offset).ok() == Some(range.start))?;
+    let first = u64::try_from(pages[at].first_row_index).ok()?;
+    let next = match pages.get(at + 1) {
+        Some(next) => u64::try_from(next.first_row_index).ok()?,
+        None => u64::try_from(group.num_rows()).ok()?,
+    };
+    let page_rows = next.checked_sub(first)?;
+    let rows = rows_needed.checked_sub(first).filter(|&r| r > 0)?;
+    // arrow-rs's rule (`RowsNeeded::in_page`): past a page's first quarter it decodes it whole.
+    if rows > page_rows / 4 {
+        return None;
+    }
+    let len = range.end - range.start;
+    let levels = if chunk.column_descr().max_def_level() > 0 {
+        page_rows.div_ceil(8)
+    } else {
+        0
+    };
+    let share = len.saturating_mul(2).saturating_mul(rows) / page_rows;
+    let part = PART_HEADER.saturating_add(levels).saturating_add(share);
+    (part <= len / 8 * PART_MOST_EIGHTHS).then_some(part)
 }
 
 /// What phase 2 reads at least of one output column chunk for one match: its dictionary page

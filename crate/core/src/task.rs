@@ -34,6 +34,14 @@
 //!   output: in memory, on the cache bench, the first query was 0.71–0.79× as fast as with the
 //!   cache off.)
 //!
+//! Pages fetched in part (a first 100 rows; see `plan::page_part`): the plan lists only the
+//! first bytes of a data page whose first rows are all the task needs. When the decoder asks for
+//! such a page, it gets the page at its full length — the bytes held, then zeros — and arrow-rs
+//! (patched, `file/page_prefix.rs`) is told, for the decode calls, how many of them are real: it
+//! decodes only through those, or fails with its "short" error. Then the task asks for the rest of
+//! each such page and starts over with a fresh decoder and an empty output (nothing it decoded
+//! has left the task), reading them whole: one more round trip, never a wrong byte.
+//!
 //! Hostile files: every range is checked page header by page header (`pages`: declared sizes
 //! against `maxPageBytes`, CRC-32, consistency) before the decoder sees it, and every decoded
 //! batch is measured against `maxBatchBytes` before it goes further (see
@@ -41,8 +49,9 @@
 
 use std::ops::Range;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use parquet::arrow::push_decoder::{ParquetPushDecoder, RowGroupSelection};
+use parquet::file::page_prefix::{self, with_pages_in_part};
 use parquet::DecodeResult;
 
 use std::collections::HashMap;
@@ -65,12 +74,16 @@ use crate::ipc::IpcStream;
 use crate::limits::check_batch;
 use crate::metadata::{check_pushed_range, ParquetFile};
 use crate::page_layout::with_learned_pages;
-use crate::pages::{PageGuard, PageRules};
+use crate::pages::{PageGuard, PageHeader, PageRules};
 use crate::plan::{ByteRange, TaskSpec};
 use crate::projection::Projection;
 use crate::pushed_bytes::PushedBytes;
 use crate::rebase;
 use crate::scan::{BoundScan, TaskPart};
+
+/// Most bytes a page header may take beside the page's declared size, for a page fetched in part
+/// (statistics may hold long values).
+const MAX_PAGE_HEADER_BYTES: u64 = 1 << 20;
 
 /// What [`TaskDecoder::run`] stopped at.
 #[derive(Debug)]
@@ -103,6 +116,9 @@ pub enum TaskStep {
         partials: Option<Vec<Partial>>,
         /// Tasks with a cache key: what the worker's cross-scan cache did.
         cache: Option<CacheReport>,
+        /// Pages fetched in part whose rest the task fetched after all (see the module doc).
+        #[serde(rename = "pagesReadAgain")]
+        pages_read_again: u64,
     },
 }
 
@@ -125,6 +141,8 @@ pub struct TaskOutput {
     pub cache_rejected_bytes: u64,
     /// Cross-scan path: the filter columns came from the worker's cache.
     pub cache_hit: bool,
+    /// Pages fetched in part whose rest the task fetched after all, to read them whole.
+    pub pages_read_again: u64,
 }
 
 /// Decodes one task from pushed bytes.
@@ -165,6 +183,17 @@ pub struct TaskDecoder {
     /// Checks each page header before the decoder sees it.
     pages: PageGuard,
     max_batch_bytes: u64,
+    /// Pages the plan fetches in part (file offsets), while they are read so.
+    in_part: Vec<Range<u64>>,
+    /// Those of them handed to the decoder in part: `(start, length, bytes held)` at the
+    /// decoder's offsets, for arrow-rs while it decodes.
+    served_in_part: Vec<(u64, u64, u64)>,
+    /// Pages fetched in part whose rest was asked for.
+    pages_read_again: u64,
+    /// With pages in part: the scan and (batch-fitted) spec, to start over reading them whole.
+    restart: Option<Box<(BoundScan, TaskSpec)>>,
+    verify_checksums: bool,
+    max_page_bytes: u64,
 }
 
 enum Stage {
@@ -374,6 +403,19 @@ impl TaskDecoder {
             }
         };
         let limits = &scan.spec().limits;
+        // Pages in part are read by the plain fused path only (the plan lists none elsewhere).
+        let in_part_readable = learned.is_none()
+            && base == 0
+            && cross.is_none()
+            && capture.is_none()
+            && scan.spec().aggregates.is_none();
+        let in_part: Vec<Range<u64>> = spec
+            .pages_in_part
+            .iter()
+            .filter(|_| in_part_readable)
+            .map(|r| r.start..r.end)
+            .collect();
+        let restart = (!in_part.is_empty()).then(|| Box::new((scan.clone(), spec.clone())));
         let mut decoder = Self {
             file_len: file.file_len(),
             base,
@@ -398,6 +440,12 @@ impl TaskDecoder {
                 verify_checksums: limits.verify_checksums,
             }),
             max_batch_bytes: limits.max_batch_bytes,
+            in_part,
+            served_in_part: Vec::new(),
+            pages_read_again: 0,
+            restart,
+            verify_checksums: limits.verify_checksums,
+            max_page_bytes: limits.max_page_bytes,
         };
         if decoder.cross.is_some() {
             decoder.evaluate_kept()?;
@@ -452,7 +500,10 @@ impl TaskDecoder {
                 }
             }
             let step = match &mut self.stage {
-                Stage::Decode(decoder) => decode_step(decoder)?,
+                Stage::Decode(decoder) => match decode_step(decoder, &self.served_in_part)? {
+                    Some(step) => step,
+                    None => return self.read_pages_whole().map(Some),
+                },
                 Stage::FromKept => match self.next_from_kept()? {
                     Some(batch) => DecodeResult::Data(batch),
                     None => DecodeResult::Finished,
@@ -462,15 +513,30 @@ impl TaskDecoder {
                 DecodeResult::NeedsData(ranges) => {
                     // The bytes held are at file offsets, `base` above the decoder's.
                     let wanted = rebase::raised(&ranges, self.base);
-                    let missing = self.pushed.missing(&wanted);
+                    let mut missing = Vec::new();
+                    let mut data = Vec::with_capacity(wanted.len());
+                    for range in &wanted {
+                        match self.answer(range) {
+                            Ok(answer) => data.push(answer),
+                            Err(range) => missing.push(range),
+                        }
+                    }
                     if !missing.is_empty() {
                         return Ok(Some(TaskRun::NeedsRanges(missing)));
                     }
-                    let data: Vec<Bytes> =
-                        wanted.iter().filter_map(|r| self.pushed.get(r)).collect();
-                    for (range, bytes) in ranges.iter().zip(&data) {
-                        self.check_pages(range, bytes)?;
+                    for (range, (_, real)) in ranges.iter().zip(&data) {
+                        self.check_pages(range, real)?;
                     }
+                    for (range, (page, real)) in ranges.iter().zip(&data) {
+                        if page.len() != real.len() {
+                            self.served_in_part.push((
+                                range.start,
+                                page.len() as u64,
+                                real.len() as u64,
+                            ));
+                        }
+                    }
+                    let data = data.into_iter().map(|(page, _)| page).collect();
                     if let Stage::Decode(decoder) = &mut self.stage {
                         push_step(decoder, ranges, data)?;
                     }
@@ -482,6 +548,78 @@ impl TaskDecoder {
                 DecodeResult::Finished => return self.finish().map(|out| Some(TaskRun::Done(out))),
             }
         }
+    }
+
+    /// The bytes to hand the decoder for `range` (file offsets), and the real ones among them:
+    /// the same bytes, or for a page fetched in part, the page at its length with zeros after
+    /// the bytes held. `Err`: what to fetch first (the rest of a range held in part).
+    fn answer(&mut self, range: &Range<u64>) -> std::result::Result<(Bytes, Bytes), Range<u64>> {
+        if let Some(bytes) = self.pushed.get(range) {
+            return Ok((bytes.clone(), bytes));
+        }
+        let len = range.end - range.start;
+        let held = self.pushed.run_from(range.start, len);
+        let rest = range.start + held.len() as u64..range.end;
+        // Zeros are made only for a page of a size a page may have (its header is checked
+        // against `maxPageBytes` before the decoder runs; an offset index may say anything).
+        let sized = len <= self.max_page_bytes.saturating_add(MAX_PAGE_HEADER_BYTES);
+        let in_part = self.in_part.contains(range);
+        if held.is_empty() || !sized || !in_part || self.checksum_in(&held) {
+            if in_part && !held.is_empty() {
+                self.pages_read_again += 1;
+            }
+            return Err(rest);
+        }
+        let mut page = BytesMut::zeroed(usize::try_from(len).map_err(|_| rest.clone())?);
+        page[..held.len()].copy_from_slice(&held);
+        Ok((page.freeze(), held))
+    }
+
+    /// Whether the page header at the start of `held` has a CRC this task must verify, which
+    /// takes the whole page.
+    fn checksum_in(&self, held: &[u8]) -> bool {
+        self.verify_checksums && PageHeader::parse(held).is_some_and(|h| h.has_crc())
+    }
+
+    /// The decoder read past the bytes held of a page fetched in part: start over with the
+    /// pages whole. What the first attempt decoded never left the task: a fresh decoder, output
+    /// and counters, and the rest of each such page asked for.
+    #[inline(never)] // out of line: see `run_step`
+    fn read_pages_whole(&mut self) -> Result<TaskRun> {
+        let (scan, spec) = *self
+            .restart
+            .take()
+            .ok_or_else(|| SkimError::internal("a task read its pages in part twice"))?;
+        let rest: Vec<Range<u64>> = self
+            .in_part
+            .drain(..)
+            .filter_map(|page| {
+                let held = self
+                    .pushed
+                    .run_from(page.start, page.end - page.start)
+                    .len() as u64;
+                (page.start + held < page.end).then_some(page.start + held..page.end)
+            })
+            .collect();
+        self.pages_read_again += rest.len() as u64;
+        self.served_in_part.clear();
+        let metrics = ArrowReaderMetrics::enabled();
+        self.stage =
+            Stage::Decode(scan.decoder_with_metrics(scan.file(), &spec, metrics.clone())?);
+        self.metrics = metrics;
+        let mut stream = IpcStream::try_new(self.projection.output_schema())?;
+        if let Some(rows) = self.expected_rows {
+            stream.expect_rows(rows);
+        }
+        self.stream = Some(stream);
+        self.batches = 0;
+        self.folded_rows = 0;
+        if rest.is_empty() {
+            return Err(SkimError::internal(
+                "a page fetched in part was read past its bytes, but every such page is held whole",
+            ));
+        }
+        Ok(TaskRun::NeedsRanges(rest))
     }
 
     /// A decoded batch: checked against `maxBatchBytes`, projected (or assembled with the kept
@@ -577,6 +715,7 @@ impl TaskDecoder {
             rows_from_cache: self.metrics.records_read_from_cache().unwrap_or(0) as u64
                 + from_kept_rows,
             cache_hit: cross.is_some(),
+            pages_read_again: self.pages_read_again,
             cache_rejected_bytes: capture.as_ref().map_or(0, |c| c.rejected_bytes),
             collected: capture
                 .and_then(|c| c.kept)
@@ -779,12 +918,18 @@ struct ChunkSpan {
     column: usize,
 }
 
-/// One step of arrow-rs's push decoder (out of line: see `TaskDecoder::run_step`).
+/// One step of arrow-rs's push decoder (out of line: see `TaskDecoder::run_step`), with the
+/// pages handed to it in part; `None` when it read past the bytes held of one of them.
 #[inline(never)]
-fn decode_step(decoder: &mut ParquetPushDecoder) -> Result<DecodeResult<RecordBatch>> {
-    decoder
-        .try_decode()
-        .map_err(|e| SkimError::from_parquet("decoding", e))
+fn decode_step(
+    decoder: &mut ParquetPushDecoder,
+    in_part: &[(u64, u64, u64)],
+) -> Result<Option<DecodeResult<RecordBatch>>> {
+    match with_pages_in_part(in_part, || decoder.try_decode()) {
+        Ok(step) => Ok(Some(step)),
+        Err(e) if !in_part.is_empty() && e.to_string().contains(page_prefix::SHORT) => Ok(None),
+        Err(e) => Err(SkimError::from_parquet("decoding", e)),
+    }
 }
 
 /// Hands the decoder the bytes it asked for (out of line: see `TaskDecoder::run_step`).

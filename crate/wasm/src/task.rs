@@ -94,6 +94,7 @@ impl JsTask {
                     rows_from_cache: output.rows_from_cache,
                     partials: output.partials,
                     cache,
+                    pages_read_again: output.pages_read_again,
                 }
             }
         };

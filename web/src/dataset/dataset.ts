@@ -937,6 +937,8 @@ function totals(
     'pagesPruned',
     'rowsScanned',
     'rowsFromPredicateCache',
+    'pagesInPart',
+    'pagesReadAgain',
     'bytesPlanned',
     'bytesFetched',
     'bytesFetchedFilter',

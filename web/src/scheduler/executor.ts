@@ -75,6 +75,8 @@ export interface TaskResult {
   partials?: Partial[];
   /** Output rows of filter columns not decoded twice (predicate cache, or a cross-scan hit's kept columns). */
   rowsFromCache: number;
+  /** Pages the plan fetched in part whose rest the task fetched after all. */
+  pagesReadAgain: number;
   /** Bytes of the WebAssembly memory of the worker (or thread) that ran the task, after it. */
   wasmMemoryBytes: number;
   /** Tasks with a cache key: what the worker's cross-scan cache did, and how its counters moved. */
@@ -106,7 +108,8 @@ export function taskResultOf(
   queuedAt: number,
   cacheDelta: CacheDelta | undefined,
 ): TaskResult {
-  const { ipc, rows, batches, decodeMs, startedAt, partials, rowsFromCache, wasmMemoryBytes, cache } = done;
+  const { ipc, rows, batches, decodeMs, startedAt, partials, rowsFromCache, pagesReadAgain, wasmMemoryBytes, cache } =
+    done;
   return {
     ipc,
     rows,
@@ -114,6 +117,7 @@ export function taskResultOf(
     decodeMs,
     queueMs: Math.max(0, startedAt - queuedAt),
     rowsFromCache,
+    pagesReadAgain,
     wasmMemoryBytes,
     ...(partials !== null ? { partials } : {}),
     ...(cache !== null ? { cache } : {}),

@@ -13,6 +13,7 @@ const result = (ms: number): TaskResult => ({
   decodeMs: ms,
   queueMs: 0,
   rowsFromCache: 0,
+  pagesReadAgain: 0,
   wasmMemoryBytes: 0,
 });
 

@@ -77,6 +77,7 @@ function done(taskId: number): HostResponse {
     decodeMs: 1,
     startedAt: performance.timeOrigin + performance.now(),
     rowsFromCache: 0,
+    pagesReadAgain: 0,
     partials: null,
     cache: null,
     wasmMemoryBytes: 0,

@@ -58,6 +58,7 @@ function fakeExecutor(
         decodeMs: 0,
         queueMs: 0,
         rowsFromCache: 0,
+        pagesReadAgain: 0,
         wasmMemoryBytes: 0,
       };
     },
