@@ -25,7 +25,8 @@
 //!    ([`with_learned_pages`]): the pages walked, then one stand-in for the rest of the chunk,
 //!    starting at the first row not walked. The stand-in is never read: the task's rows end
 //!    before it, arrow-rs fetches only pages that hold selected rows, and a page it holds no
-//!    bytes for is an error in arrow-rs, not a read.
+//!    bytes for is an error in arrow-rs, not a read. A walked page whose first rows are all the
+//!    task needs is planned in part (`plan::page_part`), usually within the bytes walked.
 //!
 //! What stops a walk (its chunk is then read whole, as before): a column with repeated values (a
 //! v1 page's value count is then not its row count), a header this reader cannot parse

@@ -685,13 +685,14 @@ const PART_HEADER: u64 = 1024;
 const PART_MOST_EIGHTHS: u64 = 4;
 
 /// The rows of its row group a task reads (from the first), when it may fetch pages in part:
-/// a task without a filter or aggregates, of one row group with an offset index, whose
-/// selection ends before the row group does — a first 100 rows, a page of a table.
+/// a task without a filter or aggregates, of one row group, whose selection ends before the row
+/// group does — a first 100 rows, a page of a table. Its pages are named by the file's offset
+/// index or by the page headers walked (`page_layout`), whose bytes (a chunk's first 64 KiB)
+/// the task already holds: a part within them is not fetched at all.
 fn rows_needed_in_part(scan: &BoundScan, spec: &TaskSpec) -> Option<u64> {
     let plain = scan.filter().is_none()
         && scan.spec().aggregates.is_none()
         && spec.more_row_groups.is_empty()
-        && spec.learned_pages.is_none()
         && spec.cache_key.is_none();
     let runs = spec.selection.as_deref().filter(|_| plain)?;
     let mut at = 0u64;

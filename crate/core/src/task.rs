@@ -404,11 +404,8 @@ impl TaskDecoder {
         };
         let limits = &scan.spec().limits;
         // Pages in part are read by the plain fused path only (the plan lists none elsewhere).
-        let in_part_readable = learned.is_none()
-            && base == 0
-            && cross.is_none()
-            && capture.is_none()
-            && scan.spec().aggregates.is_none();
+        let in_part_readable =
+            base == 0 && cross.is_none() && capture.is_none() && scan.spec().aggregates.is_none();
         let in_part: Vec<Range<u64>> = spec
             .pages_in_part
             .iter()
@@ -604,8 +601,9 @@ impl TaskDecoder {
         self.pages_read_again += rest.len() as u64;
         self.served_in_part.clear();
         let metrics = ArrowReaderMetrics::enabled();
-        self.stage =
-            Stage::Decode(scan.decoder_with_metrics(scan.file(), &spec, metrics.clone())?);
+        let learned = with_learned_pages(scan.file(), &spec)?;
+        let file = learned.as_ref().unwrap_or(scan.file());
+        self.stage = Stage::Decode(scan.decoder_with_metrics(file, &spec, metrics.clone())?);
         self.metrics = metrics;
         let mut stream = IpcStream::try_new(self.projection.output_schema())?;
         if let Some(rows) = self.expected_rows {

@@ -419,3 +419,101 @@ fn without_an_offset_index_one_match_reads_whole_output_chunks_unless_its_row_gr
         assert_eq!(task.output_skippable_bytes, output(task));
     }
 }
+
+/// Pages walked from their headers are fetched in part too: a first rows' task of a file
+/// without an offset index (pyarrow's and DuckDB's defaults: large pages) plans only the first
+/// bytes of its pages, which the walk's first round (a chunk's first 64 KiB) already holds, and
+/// reads what whole chunks give without asking for more.
+#[test]
+fn first_rows_of_walked_pages_read_them_in_part() {
+    // One snappy page per 4,000-row group and column: id (unique, plain), text (120 bytes a row).
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("text", DataType::Utf8, true),
+    ]));
+    let ids: Vec<i64> = (0..ROWS).collect();
+    let batch = RecordBatch::try_new(
+        Arc::clone(&schema),
+        vec![
+            Arc::new(Int64Array::from(ids.clone())) as ArrayRef,
+            Arc::new(StringArray::from_iter(ids.iter().map(|i| {
+                (i % 11 != 0).then(|| format!("{:0>120}", i * 7919 % 100_003))
+            }))),
+        ],
+    )
+    .expect("batch");
+    let props = WriterProperties::builder()
+        .set_compression(parquet::basic::Compression::SNAPPY)
+        .set_max_row_group_row_count(Some(4_000))
+        .set_data_page_row_count_limit(4_000)
+        .set_data_page_size_limit(1 << 24)
+        .set_dictionary_enabled(false)
+        .set_statistics_enabled(EnabledStatistics::Chunk)
+        .set_offset_index_disabled(true)
+        .build();
+    let bytes = common::write_parquet(&batch, props);
+    let (parquet, _) = open(&bytes, 64 * 1024);
+    for (offset, limit) in [(0, 100), (37, 200), (4_000, 10), (4_500, 300)] {
+        let req = ScanRequest {
+            offset: Some(offset),
+            limit: Some(limit),
+            page_walk_min_bytes: Some(0),
+            ..Default::default()
+        };
+        let (plan, held, rounds) = walk_and_plan(&parquet, &bytes, &req, 3);
+        assert!(rounds >= 1, "offset {offset}: walked");
+        let in_part: usize = plan.tasks.iter().map(|t| t.spec.pages_in_part.len()).sum();
+        assert_eq!(
+            in_part, 2,
+            "offset {offset} limit {limit}: both columns' pages in part"
+        );
+        // `run` fails on any ask past the plan: the parts sufficed.
+        let (batches, fetched) = run(&parquet, &bytes, &plan, &held);
+        assert_eq!(fetched, 0, "offset {offset}: the walk held every part");
+        let (expected, _) = common::scan_with_io(&parquet, &bytes, &req, true);
+        assert_eq!(
+            concat(&batches),
+            concat(&expected),
+            "offset {offset} limit {limit}"
+        );
+        // Parts cut to 20 bytes (inside the header): the task asks for the rests and starts
+        // over, decoding with the walked pages again.
+        let scan = plan.bind(&parquet).expect("bind");
+        let mut again = Vec::new();
+        for task in &plan.tasks {
+            let mut decoder = TaskDecoder::try_new(&scan, &task.spec).expect("task");
+            let mut rests = Vec::new();
+            for r in &task.output_ranges {
+                let page = task.spec.pages_in_part.iter().find(|p| p.start == r.start);
+                let end = page.map_or(r.end, |_| r.start + 20);
+                if let Some(page) = page {
+                    rests.push(end..page.end);
+                }
+                decoder
+                    .push(r.start..end, slice(&bytes, &(r.start..end)))
+                    .expect("push");
+            }
+            let asked = match decoder.run().expect("run") {
+                TaskRun::NeedsRanges(asked) => asked,
+                TaskRun::Done(_) => {
+                    panic!("offset {offset}: 20-byte parts read without their rests")
+                }
+            };
+            assert_eq!(asked, rests, "offset {offset}");
+            for r in asked {
+                decoder.push(r.clone(), slice(&bytes, &r)).expect("push");
+            }
+            let TaskRun::Done(output) = decoder.run().expect("run") else {
+                panic!("offset {offset}: asked twice");
+            };
+            let reader =
+                StreamReader::try_new(std::io::Cursor::new(output.ipc), None).expect("ipc");
+            again.extend(reader.map(|b| b.expect("batch")));
+        }
+        assert_eq!(
+            concat(&again),
+            concat(&batches),
+            "offset {offset}: read again"
+        );
+    }
+}
