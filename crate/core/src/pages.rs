@@ -388,12 +388,12 @@ impl PageHeader {
         })
     }
 
-    /// A data page whose values are dictionary indexes.
     /// Whether the header stores the page's CRC-32.
     pub(crate) fn has_crc(&self) -> bool {
         self.crc.is_some()
     }
 
+    /// A data page whose values are dictionary indexes.
     fn uses_dictionary(&self) -> bool {
         self.page_type != DICTIONARY_PAGE
             && self

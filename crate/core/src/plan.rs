@@ -710,9 +710,9 @@ fn rows_needed_in_part(scan: &BoundScan, spec: &TaskSpec) -> Option<u64> {
 /// needs the row group's first `rows_needed` rows: `Some` for a page that arrow-rs (patched,
 /// `file/page_prefix.rs`) decompresses only in part — snappy, no repetition, `PLAIN` (not
 /// boolean or fixed-length) or dictionary indices, the rows ending in its first quarter — and
-/// whose part is well below the whole. The part is [`PART_HEADER`], a bit per row of the page
-/// for a nullable column's definition levels (read whole; their most when bit-packed at width
-/// 1), and the rows' share of the page twice over. A read that needs more fails with arrow-rs's
+/// whose part is well below the whole. The part is [`PART_HEADER`], the most a nullable
+/// column's definition levels take (read whole: bit-packed at their width), and the rows' share
+/// of the page twice over. A read that needs more fails with arrow-rs's
 /// "short" error, and the task fetches the rest and decodes again (`task.rs`).
 fn page_part(
     file: &ParquetFile,
@@ -737,8 +737,11 @@ fn page_part(
             PhysicalType::BOOLEAN | PhysicalType::FIXED_LEN_BYTE_ARRAY
         )
         && plain_values
-        // A row group past 4 GiB decodes at lowered offsets (`rebase`): whole pages there.
-        && range.end <= u64::from(u32::MAX);
+        // A row group ending past 4 GiB decodes at lowered offsets (`rebase`): whole pages there.
+        && group.columns().iter().all(|c| {
+            let (start, len) = c.byte_range();
+            start.saturating_add(len) <= 1 << 32
+        });
     if !fits {
         return None;
     }
@@ -761,11 +764,13 @@ fn page_part(
         return None;
     }
     let len = range.end - range.start;
-    let levels = if chunk.column_descr().max_def_level() > 0 {
-        page_rows.div_ceil(8)
-    } else {
-        0
-    };
+    // Bit-packed at their width, the most RLE levels take (plus a run header per 504 values).
+    let max_def_level = u64::try_from(chunk.column_descr().max_def_level()).unwrap_or(0);
+    let levels = page_rows
+        .saturating_mul(u64::from(u64::BITS - max_def_level.leading_zeros()))
+        .div_ceil(8)
+        .saturating_add(page_rows / 504 + 1)
+        * u64::from(max_def_level > 0);
     let share = len.saturating_mul(2).saturating_mul(rows) / page_rows;
     let part = PART_HEADER.saturating_add(levels).saturating_add(share);
     (part <= len / 8 * PART_MOST_EIGHTHS).then_some(part)

@@ -592,3 +592,57 @@ fn a_page_with_a_checksum_is_verified_whole() {
     };
     assert!(error.contains("fails its checksum"), "{error}");
 }
+
+/// A restart after batches were decoded: the first page's rows and 7 more in batches of 1,000
+/// read the first page (~2,300 rows) whole and the second's first 7 rows in part; cut short, the
+/// part fails in the third batch, after two were written, and the task's output starts over (it
+/// would hold 2,000 rows twice without).
+#[test]
+fn a_restart_after_batches_were_decoded_starts_the_output_over() {
+    let file = sample(Compression::SNAPPY, false, true);
+    let (parquet, _) = common::open(&file, 64 * 1024);
+    let whole = concat(&common::scan(&parquet, &file, &ScanRequest::default())).expect("rows");
+    // The second page of `id` starts at a multiple of the writer's batch (111 rows).
+    let meta = metadata(&file);
+    let index = meta.metadata().page_index().expect("page index");
+    let pages = index.offset_index(0, 0).expect("offset index");
+    let second = pages.page_locations()[1].first_row_index as u64;
+    let limit = second + 7;
+    let request = ScanRequest {
+        limit: Some(limit),
+        batch_size: Some(1_000),
+        ..Default::default()
+    };
+    let plan = plan_scan(&parquet, &request).expect("plan");
+    let scan = plan.bind(&parquet).expect("bind");
+    let task = &plan.tasks[0];
+    assert!(!task.spec.pages_in_part.is_empty());
+    let mut decoder = TaskDecoder::try_new(&scan, &task.spec).expect("task");
+    for r in &task.output_ranges {
+        let in_part = task.spec.pages_in_part.iter().any(|p| p.start == r.start);
+        let end = if in_part { r.start + 30 } else { r.end };
+        decoder
+            .push(r.start..end, common::slice(&file, &(r.start..end)))
+            .expect("push");
+    }
+    let TaskRun::NeedsRanges(asked) = decoder.run().expect("run") else {
+        panic!("30-byte parts read without their rests");
+    };
+    for r in asked {
+        decoder
+            .push(r.clone(), common::slice(&file, &r))
+            .expect("push");
+    }
+    let TaskRun::Done(output) = decoder.run().expect("run") else {
+        panic!("asked twice");
+    };
+    assert_eq!(output.rows, limit);
+    assert_eq!(
+        output.pages_read_again,
+        task.spec.pages_in_part.len() as u64
+    );
+    let reader = arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(output.ipc), None)
+        .expect("ipc");
+    let batches: Vec<RecordBatch> = reader.map(|b| b.expect("batch")).collect();
+    assert_eq!(concat(&batches), Some(whole.slice(0, limit as usize)));
+}

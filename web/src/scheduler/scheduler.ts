@@ -149,8 +149,16 @@ export function scanRef(plan: ReadPlan, pageCacheBytes: number | null = null): S
 /** Bytes `ranges` cover. */
 const rangeBytes = (ranges: readonly ByteRange[]): number => ranges.reduce((sum, r) => sum + r.end - r.start, 0);
 
-/** Bytes the plan lists for `task` (filter and output pages; an upper bound with a filter). */
-const bytesOf = (task: PlannedTask): number => rangeBytes(task.filterRanges) + rangeBytes(task.outputRanges);
+/**
+ * Bytes the plan lists for `task` (filter and output pages; an upper bound with a filter), a page
+ * fetched in part counted whole: the task holds it at its full length (the rest as zeros), so it
+ * weighs as it did fetched whole where it decodes (the page's own instance or a worker).
+ */
+const bytesOf = (task: PlannedTask): number => {
+  const whole = task.spec.pagesInPart ?? [];
+  const parts = task.outputRanges.filter((r) => whole.some((page) => page.start === r.start));
+  return rangeBytes(task.filterRanges) + rangeBytes(task.outputRanges) + rangeBytes(whole) - rangeBytes(parts);
+};
 
 /** Runs `plan`, yielding each task's result in plan order. */
 export async function* runPlan(plan: ReadPlan, context: ScanContext): AsyncGenerator<TaskResult> {
