@@ -348,7 +348,7 @@ fn chunk_of(file: &ParquetFile, row_group_idx: usize, leaf: usize) -> Chunk {
 }
 
 /// The row after the last selected one (`None`: every row).
-fn rows_through(selection: Option<&[i64]>) -> Option<u64> {
+pub(crate) fn rows_through(selection: Option<&[i64]>) -> Option<u64> {
     let runs = selection?;
     let mut end = 0u64;
     let mut position = 0u64;

@@ -35,7 +35,7 @@ use crate::filter::prune::{prune_pages, row_groups_may_match};
 use crate::filter::{Expr, Filter};
 use crate::limits::DecodeLimits;
 use crate::metadata::ParquetFile;
-use crate::page_layout::{with_learned_pages, LearnedPages, PageLayouts};
+use crate::page_layout::{rows_through, with_learned_pages, LearnedPages, PageLayouts};
 use crate::pushed_bytes::PushedBytes;
 use crate::scan::{BoundScan, ScanSpec};
 
@@ -680,9 +680,6 @@ fn read_task(scan: &BoundScan, spec: TaskSpec, rows_scanned: u64) -> Result<Read
 
 /// Bytes of a page fetched in part for its header (with statistics, which may hold strings).
 const PART_HEADER: u64 = 1024;
-/// A page fetched in part is fetched whole when its part would be more than this share of it
-/// (in 1/8ths): the bytes saved would not pay for the odds of a second round trip.
-const PART_MOST_EIGHTHS: u64 = 4;
 
 /// The rows of its row group a task reads (from the first), when it may fetch pages in part:
 /// a task without a filter or aggregates, of one row group, whose selection ends before the row
@@ -694,26 +691,18 @@ fn rows_needed_in_part(scan: &BoundScan, spec: &TaskSpec) -> Option<u64> {
         && scan.spec().aggregates.is_none()
         && spec.more_row_groups.is_empty()
         && spec.cache_key.is_none();
-    let runs = spec.selection.as_deref().filter(|_| plain)?;
-    let mut at = 0u64;
-    let mut end = 0u64;
-    for &run in runs {
-        at = at.saturating_add(run.unsigned_abs());
-        if run > 0 {
-            end = at;
-        }
-    }
-    Some(end)
+    rows_through(spec.selection.as_deref().filter(|_| plain))
 }
 
 /// How many bytes of data page `range` (leaf `column` of `row_group`) to fetch when a read
 /// needs the row group's first `rows_needed` rows: `Some` for a page that arrow-rs (patched,
 /// `file/page_prefix.rs`) decompresses only in part — snappy, no repetition, `PLAIN` (not
 /// boolean or fixed-length) or dictionary indices, the rows ending in its first quarter — and
-/// whose part is well below the whole. The part is [`PART_HEADER`], the most a nullable
-/// column's definition levels take (read whole: bit-packed at their width), and the rows' share
-/// of the page twice over. A read that needs more fails with arrow-rs's
-/// "short" error, and the task fetches the rest and decodes again (`task.rs`).
+/// whose part is at most half of it (less would not pay for the odds of a second round trip).
+/// The part is [`PART_HEADER`], the most a nullable column's definition levels take (read
+/// whole: bit-packed at their width), and the rows' share of the page twice over. A read that
+/// needs more fails with arrow-rs's "short" error, and the task fetches the rest and decodes
+/// again (`task.rs`).
 fn page_part(
     file: &ParquetFile,
     row_group: usize,
@@ -773,7 +762,7 @@ fn page_part(
         * u64::from(max_def_level > 0);
     let share = len.saturating_mul(2).saturating_mul(rows) / page_rows;
     let part = PART_HEADER.saturating_add(levels).saturating_add(share);
-    (part <= len / 8 * PART_MOST_EIGHTHS).then_some(part)
+    (part <= len / 2).then_some(part)
 }
 
 /// What phase 2 reads at least of one output column chunk for one match: its dictionary page
