@@ -105,7 +105,7 @@ export interface ReaderOptions {
    * In a file without an offset index (pyarrow's and DuckDB's defaults), first rows and blocks
    * near the top of a row group read only the pages they need, found by walking the page
    * headers first (one more round trip), when the column chunks worth walking — those of at
-   * least 1/16 of this — hold at least this many bytes in all (default 4 MiB). Smaller row groups
+   * least 1/16 of this — hold at least this many bytes in all (default 1 MiB). Smaller row groups
    * are read whole, as a round trip costs more than the bytes it could save. 0 always walks.
    */
   pageWalkMinBytes?: number;
