@@ -62,7 +62,8 @@ pub const FIRST_ASK: u64 = 64 * 1024;
 /// DuckDB's 123k-row groups 4.1 MB with one page per chunk. Until pages were fetched in part
 /// (2026-11-29) a walk of DuckDB's saved nothing and this was 4 MiB; now the walk's first round
 /// holds the first 100 rows' part of each page, and DuckDB's first rows read 964 KB instead of
-/// 4.1 MB (252 against 777 ms at 80 ms and 50 Mbit/s; `bench/results/2026-11-29-pages-in-part.md`).
+/// 4.1 MB (349 against 791 ms at 80 ms and 50 Mbit/s; its chunks under 64 KiB are not walked
+/// and are read after planning, a third round; `bench/results/2026-11-29-pages-in-part.md`).
 pub const DEFAULT_PAGE_WALK_MIN_BYTES: u64 = 1024 * 1024;
 
 /// A header longer than this is not one this reader walks over.
