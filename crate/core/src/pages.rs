@@ -88,6 +88,11 @@ impl PageGuard {
         }
     }
 
+    /// The rules the walk enforces.
+    pub(crate) fn rules(&self) -> PageRules {
+        self.rules
+    }
+
     /// Walks the page headers of `bytes`, the bytes of file range `start..` inside column chunk
     /// `chunk` (which starts at `chunk_start`), and refuses the first page that breaks the rules
     /// (see the module doc).

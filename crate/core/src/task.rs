@@ -192,8 +192,6 @@ pub struct TaskDecoder {
     pages_read_again: u64,
     /// With pages in part: the scan and (batch-fitted) spec, to start over reading them whole.
     restart: Option<Box<(BoundScan, TaskSpec)>>,
-    verify_checksums: bool,
-    max_page_bytes: u64,
 }
 
 enum Stage {
@@ -441,8 +439,6 @@ impl TaskDecoder {
             served_in_part: Vec::new(),
             pages_read_again: 0,
             restart,
-            verify_checksums: limits.verify_checksums,
-            max_page_bytes: limits.max_page_bytes,
         };
         if decoder.cross.is_some() {
             decoder.evaluate_kept()?;
@@ -559,7 +555,12 @@ impl TaskDecoder {
         let rest = range.start + held.len() as u64..range.end;
         // Zeros are made only for a page of a size a page may have (its header is checked
         // against `maxPageBytes` before the decoder runs; an offset index may say anything).
-        let sized = len <= self.max_page_bytes.saturating_add(MAX_PAGE_HEADER_BYTES);
+        let sized = len
+            <= self
+                .pages
+                .rules()
+                .max_page_bytes
+                .saturating_add(MAX_PAGE_HEADER_BYTES);
         let in_part = self.in_part.contains(range);
         if held.is_empty() || !sized || !in_part || self.checksum_in(&held) {
             if in_part && !held.is_empty() {
@@ -575,7 +576,7 @@ impl TaskDecoder {
     /// Whether the page header at the start of `held` has a CRC this task must verify, which
     /// takes the whole page.
     fn checksum_in(&self, held: &[u8]) -> bool {
-        self.verify_checksums && PageHeader::parse(held).is_some_and(|h| h.has_crc())
+        self.pages.rules().verify_checksums && PageHeader::parse(held).is_some_and(|h| h.has_crc())
     }
 
     /// The decoder read past the bytes held of a page fetched in part: start over with the
