@@ -16,7 +16,9 @@
 //! 1. [`PageLayouts::wanted`] names, per column chunk the scan needs, the bytes to read next:
 //!    from the chunk's start through its dictionary page and [`FIRST_ASK`] bytes into its data
 //!    pages; later, from where the walk stopped, sized by the bytes per row seen so far (a
-//!    quarter more). What would leave less than [`FIRST_ASK`] asks the whole chunk.
+//!    quarter more). What would leave less than [`FIRST_ASK`] asks the whole chunk. A chunk it
+//!    does not walk (repeated values) is asked whole in the first round: its task would read it
+//!    whole anyway, and would otherwise wait for a round trip of its own after planning.
 //! 2. The caller fetches them, hands them to [`PageLayouts::insert`] and asks again, for a
 //!    bounded number of rounds (the caller's). It keeps the bytes for the scan's tasks, so the
 //!    pages walked through are not fetched twice.
@@ -29,7 +31,7 @@
 //!    task needs is planned in part (`plan::page_part`), usually within the bytes walked.
 //!
 //! What stops a walk (its chunk is then read whole, as before): a column with repeated values (a
-//! v1 page's value count is then not its row count), a header this reader cannot parse
+//! v1 page's value count is then not its row count; never walked), a header this reader cannot parse
 //! (garbage, encryption), a page running past its chunk, a page type other than data and a
 //! leading dictionary, rows that overrun the row group or, at the chunk's end, fall short of it.
 //! A hostile header that lies about its rows makes the task fail (a page without bytes, or the
@@ -62,8 +64,8 @@ pub const FIRST_ASK: u64 = 64 * 1024;
 /// DuckDB's 123k-row groups 4.1 MB with one page per chunk. Until pages were fetched in part
 /// (2026-11-29) a walk of DuckDB's saved nothing and this was 4 MiB; now the walk's first round
 /// holds the first 100 rows' part of each page, and DuckDB's first rows read 964 KB instead of
-/// 4.1 MB (349 against 791 ms at 80 ms and 50 Mbit/s; its chunks under 64 KiB are not walked
-/// and are read after planning, a third round; `bench/results/2026-11-29-pages-in-part.md`).
+/// 4.1 MB (349 against 791 ms at 80 ms and 50 Mbit/s, `bench/results/2026-11-29-pages-in-part.md`;
+/// its chunks under 64 KiB, which do not count, are read whole in the walk's round since).
 pub const DEFAULT_PAGE_WALK_MIN_BYTES: u64 = 1024 * 1024;
 
 /// A header longer than this is not one this reader walks over.
@@ -95,6 +97,10 @@ enum State {
     Complete,
     /// Something this reader does not walk (see the module doc): the chunk is read whole.
     Stopped,
+    /// A chunk of a walked row group this reader does not walk (repeated values): read whole
+    /// in the walk's first round, beside the others' first pages, so that no task waits for a
+    /// round trip of its own after planning. Then `Stopped`.
+    Whole,
 }
 
 /// One column chunk's walk.
@@ -134,13 +140,14 @@ impl Chunk {
 }
 
 impl Walk {
-    fn new(chunk: &Chunk) -> Self {
+    /// A walk from the chunk's start; `whole`: the chunk is read whole instead.
+    fn new(chunk: &Chunk, whole: bool) -> Self {
         Self {
             starts: Vec::new(),
             first_rows: Vec::new(),
             frontier: chunk.start,
             rows: 0,
-            state: State::Open,
+            state: if whole { State::Whole } else { State::Open },
         }
     }
 
@@ -200,7 +207,11 @@ impl Walk {
     }
 
     /// The bytes to read next for the walk to cover `rows` rows, if it can and does not yet.
-    fn ask(&self, chunk: &Chunk, rows: u64) -> Option<Range<u64>> {
+    fn ask(&mut self, chunk: &Chunk, rows: u64) -> Option<Range<u64>> {
+        if self.state == State::Whole {
+            self.state = State::Stopped;
+            return Some(chunk.start..chunk.end);
+        }
         if self.state != State::Open || self.rows >= rows {
             return None;
         }
@@ -262,12 +273,18 @@ impl PageLayouts {
     /// `request` needs is walked as far as its rows: empty when there is nothing (more) to learn.
     pub fn wanted(&mut self, file: &ParquetFile, request: &ScanRequest) -> Result<Vec<ByteRange>> {
         let mut asks = Vec::new();
-        for (row_group_idx, leaf, rows) in walkable(file, request)? {
+        for Walkable {
+            row_group_idx,
+            leaf,
+            rows,
+            whole,
+        } in walkable(file, request)?
+        {
             let chunk = chunk_of(file, row_group_idx, leaf);
             let walk = self
                 .walks
                 .entry((row_group_idx, leaf))
-                .or_insert_with(|| Walk::new(&chunk));
+                .or_insert_with(|| Walk::new(&chunk, whole));
             walk.advance(&chunk, &self.bytes);
             asks.extend(walk.ask(&chunk, rows).map(ByteRange::from));
         }
@@ -298,11 +315,23 @@ impl PageLayouts {
     }
 }
 
-/// The chunks of `request` worth walking, with the rows each must cover: without a filter or
-/// aggregates, in row groups whose selected rows end in their first quarter, the projected flat
-/// columns with no offset index of at least 1/16 of `pageWalkMinBytes`, when they hold that
-/// much in all.
-fn walkable(file: &ParquetFile, request: &ScanRequest) -> Result<Vec<(usize, usize, u64)>> {
+/// A column chunk a walk reads before planning.
+struct Walkable {
+    row_group_idx: usize,
+    leaf: usize,
+    /// The rows of its row group the walk must cover.
+    rows: u64,
+    /// Read whole, not walked (repeated values).
+    whole: bool,
+}
+
+/// The chunks of `request` to read before planning: without a filter or aggregates, in row
+/// groups whose selected rows end in their first quarter and whose projected flat columns with
+/// no offset index — those of at least 1/16 of `pageWalkMinBytes` — hold that much in all, every
+/// projected column chunk with no offset index. The flat ones are walked (a small one's first
+/// ask is all of it); the repeated ones are read whole, beside them. Either way no task of those
+/// row groups needs a round trip after planning for a chunk the walk left out.
+fn walkable(file: &ParquetFile, request: &ScanRequest) -> Result<Vec<Walkable>> {
     if request.filter.is_some() || request.aggregates.is_some() {
         return Ok(Vec::new());
     }
@@ -319,28 +348,29 @@ fn walkable(file: &ParquetFile, request: &ScanRequest) -> Result<Vec<(usize, usi
         if through.saturating_mul(4) > u64::try_from(rg.num_rows()).unwrap_or(0) {
             continue;
         }
-        let chunks: Vec<usize> = (0..rg.num_columns())
+        let bytes_of = |leaf: usize| u64::try_from(rg.column(leaf).compressed_size()).unwrap_or(0);
+        // (leaf, repeated) of the projected chunks with no offset index.
+        let chunks: Vec<(usize, bool)> = (0..rg.num_columns())
             .filter(|&leaf| {
-                let indexed = metadata
-                    .page_index()
-                    .is_some_and(|index| index.offset_index(row_group_idx, leaf).is_some());
-                let bytes = u64::try_from(rg.column(leaf).compressed_size()).unwrap_or(0);
                 projection.mask().leaf_included(leaf)
-                    && !indexed
-                    && schema.column(leaf).max_rep_level() == 0
-                    && bytes >= min_bytes / 16
+                    && metadata
+                        .page_index()
+                        .is_none_or(|index| index.offset_index(row_group_idx, leaf).is_none())
             })
+            .map(|leaf| (leaf, schema.column(leaf).max_rep_level() > 0))
             .collect();
-        let bytes: u64 = chunks
+        let worth: Vec<u64> = chunks
             .iter()
-            .map(|&leaf| u64::try_from(rg.column(leaf).compressed_size()).unwrap_or(0))
-            .sum();
-        if bytes >= min_bytes {
-            out.extend(
-                chunks
-                    .into_iter()
-                    .map(|leaf| (row_group_idx, leaf, through)),
-            );
+            .filter(|&&(leaf, repeated)| !repeated && bytes_of(leaf) >= min_bytes / 16)
+            .map(|&(leaf, _)| bytes_of(leaf))
+            .collect();
+        if !worth.is_empty() && worth.iter().sum::<u64>() >= min_bytes {
+            out.extend(chunks.into_iter().map(|(leaf, whole)| Walkable {
+                row_group_idx,
+                leaf,
+                rows: through,
+                whole,
+            }));
         }
     }
     Ok(out)

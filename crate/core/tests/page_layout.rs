@@ -264,12 +264,62 @@ fn row_groups_too_small_to_pay_for_a_round_trip_are_read_whole() {
 }
 
 #[test]
+fn chunks_too_small_to_count_are_read_in_the_walks_round() {
+    let plain = file(false);
+    let (parquet, _) = open(&plain, 64 * 1024);
+    let size = |leaf: usize| {
+        parquet
+            .metadata()
+            .row_group(0)
+            .column(leaf)
+            .compressed_size() as u64
+    };
+    // `text` alone reaches the threshold, `id` counts too, `kind` (dictionary indices of 8
+    // values) is under a sixteenth of it.
+    let threshold = size(2);
+    assert!(size(0) >= threshold / 16 && size(1) < threshold / 16);
+    let req = ScanRequest {
+        page_walk_min_bytes: Some(threshold),
+        ..request(&["id", "kind", "text"], 0, 100)
+    };
+    let (plan, held, rounds) = walk_and_plan(&parquet, &plain, &req, 3);
+    assert_eq!(rounds, 1);
+    let (batches, fetched) = run(&parquet, &plain, &plan, &held);
+    let (expected, _) = common::scan_with_io(&parquet, &plain, &req, true);
+    assert_eq!(concat(&batches), concat(&expected));
+    assert_eq!(fetched, 0, "`kind` was left for after planning");
+    let learned = plan.tasks[0]
+        .spec
+        .learned_pages
+        .clone()
+        .expect("learned pages");
+    assert_eq!(
+        learned.iter().map(|l| l.leaf).collect::<Vec<_>>(),
+        vec![0, 1, 2]
+    );
+    // Whole: its one read held every page.
+    assert_eq!(
+        learned[1].end,
+        size(1) + parquet.metadata().row_group(0).column(1).byte_range().0
+    );
+
+    // A row group the counted chunks do not pay for is still not walked, small chunks or not.
+    let req = ScanRequest {
+        page_walk_min_bytes: Some(size(0) + size(2) + 1),
+        ..req
+    };
+    let (plan, _, rounds) = walk_and_plan(&parquet, &plain, &req, 3);
+    assert_eq!(rounds, 0);
+    assert_eq!(plan.tasks[0].spec.learned_pages, None);
+}
+
+#[test]
 fn lists_and_unreadable_headers_are_read_whole() {
     let plain = file(false);
     let (parquet, _) = open(&plain, 64 * 1024);
     let req = request(&["id", "tags"], 0, 10);
     let tags = 3;
-    let (plan, held, _) = walk_and_plan(&parquet, &plain, &req, 3);
+    let (plan, held, rounds) = walk_and_plan(&parquet, &plain, &req, 3);
     let learned = plan.tasks[0]
         .spec
         .learned_pages
@@ -277,9 +327,16 @@ fn lists_and_unreadable_headers_are_read_whole() {
         .expect("learned pages");
     assert_eq!(learned.iter().map(|l| l.leaf).collect::<Vec<_>>(), vec![0]);
     assert!(learned.iter().all(|l| l.leaf != tags));
-    let (batches, _) = run(&parquet, &plain, &plan, &held);
+    let (batches, fetched) = run(&parquet, &plain, &plan, &held);
     let (expected, _) = common::scan_with_io(&parquet, &plain, &req, true);
     assert_eq!(concat(&batches), concat(&expected));
+    // The list is read whole in the walk's one round, beside `id`'s first page: the task
+    // fetches nothing more.
+    assert_eq!(rounds, 1);
+    assert_eq!(fetched, 0, "the list's chunk was left for after planning");
+    let (start, len) = parquet.metadata().row_group(0).column(tags).byte_range();
+    let whole = std::iter::once(start..start + len).collect::<Vec<_>>();
+    assert!(held.missing(&whole).is_empty(), "the list's chunk is held");
 
     // Garbage where `id`'s first header should be: its walk stops, the chunk is read whole.
     let mut broken = plain.to_vec();
