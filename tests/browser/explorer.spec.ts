@@ -438,6 +438,42 @@ test('a grid block whose reads failed says why, and is read again when the netwo
   await expect(row.locator('td').nth(1)).toHaveText(expected);
 });
 
+test('a cell clicked while its row loads shows in the inspector once the block is read', async ({
+  page,
+  explorerUrl,
+}) => {
+  await page.goto(`${explorerUrl}/?url=/data/lineitem-sf1.parquet`);
+  await page.waitForSelector('#grid-rows tr[data-row="0"]:not(.loading)');
+  // The file's reads wait until the test lets them go.
+  let release = () => {};
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  await page.route('**/data/lineitem-sf1.parquet*', async (route) => {
+    await held;
+    await route.continue();
+  });
+  await page.fill('#goto-input', '1000');
+  await page.press('#goto-input', 'Enter');
+  const row = page.locator('#grid-rows tr[data-row="1000"]');
+  await expect(row).toHaveClass(/loading/);
+  await row.locator('td').nth(16).click();
+  const inspector = page.locator('#cell-inspector');
+  await expect(inspector).toContainText('l_comment · row 1,000');
+  await expect(inspector).toContainText('loading');
+  release();
+  await expect(page.locator('#grid-rows tr[data-row="1000"]:not(.loading)')).toBeVisible({ timeout: 15_000 });
+  await page.unroute('**/data/lineitem-sf1.parquet*');
+  const expected = await page.evaluate(async () => {
+    type Handles = { explorer: { file?: ParquetFile } };
+    const { file } = (window as unknown as Handles).explorer;
+    const table = await file?.scan({ columns: ['l_comment'], offset: 1000, limit: 1 }).toTable();
+    return String(table?.getChild('l_comment')?.get(0));
+  });
+  await expect(inspector.locator('.inspector-value')).toHaveText(expected);
+  await expect(inspector).not.toContainText('loading');
+});
+
 test('one grid for a filter: it scrolls through every match, read in blocks from the cache the count filled', async ({
   page,
   explorerUrl,

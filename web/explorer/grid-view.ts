@@ -32,7 +32,8 @@
  *   outgrows the viewport and the last row shows whole.
  * - A click selects a cell (a click on the row number: the row); Ctrl/Cmd+C copies it — a cell's
  *   whole value, a row as tab-separated values — and the inspector under the grid shows the
- *   selected value in full (cells are cut at {@link MAX_CELL_CHARS} characters).
+ *   selected value in full (cells are cut at {@link MAX_CELL_CHARS} characters); a cell clicked
+ *   while its row is still loading says so there, and its value follows when the block is read.
  * - A header's right edge drags its column's width (a double click fits it to its content again).
  * - The column picker chooses which top-level columns are read: changing it drops the blocks.
  * - A block whose read failed for a reason that may pass — the network, a timeout, a server
@@ -131,6 +132,8 @@ export class DataGrid {
   private readonly spacer: HTMLDivElement;
   private readonly layer: HTMLTableElement;
   private readonly inspector: HTMLDivElement;
+  /** The selected row's block was not loaded when the inspector was last filled. */
+  private inspectorWaits = false;
   private readonly blocks = new Map<number, Block>();
   private columns: string[];
   private numeric: boolean[] = [];
@@ -511,27 +514,37 @@ export class DataGrid {
   /** No cell selected, and the inspector empty. */
   private unselect(): void {
     this.selection = null;
+    this.inspectorWaits = false;
     this.inspector.replaceChildren();
     delete this.inspector.dataset.row;
   }
 
   private select(selection: Selection): void {
     this.selection = selection;
+    this.fillInspector(selection);
+    this.schedule();
+  }
+
+  /**
+   * The inspector shows `selection`: the row's label, or the cell's label and whole value. A row
+   * still loading says so, and `render` fills the value in once its block is read.
+   */
+  private fillInspector(selection: Selection): void {
     const cells = this.cellsOf(selection.row);
-    const names = this.columns;
+    const label =
+      selection.column === null
+        ? `Row ${formatCount(selection.row)}`
+        : `${this.columns[selection.column] ?? ''} · row ${formatCount(selection.row)}`;
+    const labelled = (...content: Node[]) =>
+      this.inspector.replaceChildren(el('span', { className: 'inspector-label', text: label }), ...content);
+    this.inspectorWaits = cells === undefined;
     if (cells === undefined) {
-      this.inspector.textContent = '';
+      labelled(el('span', { className: 'muted', text: 'loading…' }));
     } else if (selection.column === null) {
-      this.inspector.replaceChildren(
-        el('span', { className: 'inspector-label', text: `Row ${formatCount(selection.row)}` }),
-      );
+      labelled();
     } else {
       const value = cells[selection.column];
-      this.inspector.replaceChildren(
-        el('span', {
-          className: 'inspector-label',
-          text: `${names[selection.column] ?? ''} · row ${formatCount(selection.row)}`,
-        }),
+      labelled(
         value === null || value === undefined
           ? el('span', { className: 'null', text: 'null' })
           : this.nested[selection.column] === true
@@ -540,7 +553,6 @@ export class DataGrid {
       );
     }
     this.inspector.dataset.row = String(selection.row);
-    this.schedule();
   }
 
   /** Ctrl/Cmd+C in the grid: the selected cell's whole value, or the selected row as TSV. */
@@ -614,6 +626,10 @@ export class DataGrid {
       this.blocks.delete(oldest);
     }
     this.layer.tBodies[0]?.replaceWith(this.body(first, last));
+    // A cell selected while its row was loading: its value, now that the block is read.
+    if (this.inspectorWaits && this.selection !== null && this.cellsOf(this.selection.row) !== undefined) {
+      this.fillInspector(this.selection);
+    }
     if (this.widths.size > 0) this.applyWidths();
     this.layer.style.top = `${this.viewport.scrollTop}px`;
     if (this.measure()) this.schedule();
