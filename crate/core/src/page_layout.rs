@@ -17,8 +17,9 @@
 //!    from the chunk's start through its dictionary page and [`FIRST_ASK`] bytes into its data
 //!    pages; later, from where the walk stopped, sized by the bytes per row seen so far (a
 //!    quarter more). What would leave less than [`FIRST_ASK`] asks the whole chunk. A chunk it
-//!    does not walk (repeated values) is asked whole in the first round: its task would read it
-//!    whole anyway, and would otherwise wait for a round trip of its own after planning.
+//!    does not walk (repeated values) is asked whole in the first round, up to
+//!    [`MAX_WHOLE_ASK`]: its task would read it whole anyway, and would otherwise wait for a
+//!    round trip of its own after planning.
 //! 2. The caller fetches them, hands them to [`PageLayouts::insert`] and asks again, for a
 //!    bounded number of rounds (the caller's). It keeps the bytes for the scan's tasks, so the
 //!    pages walked through are not fetched twice.
@@ -67,6 +68,12 @@ pub const FIRST_ASK: u64 = 64 * 1024;
 /// 4.1 MB (349 against 791 ms at 80 ms and 50 Mbit/s, `bench/results/2026-11-29-pages-in-part.md`;
 /// its chunks under 64 KiB, which do not count, are read whole in the walk's round since).
 pub const DEFAULT_PAGE_WALK_MIN_BYTES: u64 = 1024 * 1024;
+
+/// The largest chunk of repeated values read whole in the walk's round: the scan holds what the
+/// walk read and hands its tasks copies, so a bigger one is left for its task to fetch (a round
+/// trip after planning, as for every such chunk before 2026-11-29, rather than twice its bytes
+/// in memory at once).
+pub const MAX_WHOLE_ASK: u64 = 8 * 1024 * 1024;
 
 /// A header longer than this is not one this reader walks over.
 const MAX_HEADER_BYTES: u64 = 64 * 1024;
@@ -329,8 +336,9 @@ struct Walkable {
 /// groups whose selected rows end in their first quarter and whose projected flat columns with
 /// no offset index — those of at least 1/16 of `pageWalkMinBytes` — hold that much in all, every
 /// projected column chunk with no offset index. The flat ones are walked (a small one's first
-/// ask is all of it); the repeated ones are read whole, beside them. Either way no task of those
-/// row groups needs a round trip after planning for a chunk the walk left out.
+/// ask is all of it); the repeated ones up to [`MAX_WHOLE_ASK`] are read whole, beside them.
+/// Either way no task of those row groups needs a round trip after planning for a chunk the
+/// walk left out (but for a bigger repeated one).
 fn walkable(file: &ParquetFile, request: &ScanRequest) -> Result<Vec<Walkable>> {
     if request.filter.is_some() || request.aggregates.is_some() {
         return Ok(Vec::new());
@@ -349,7 +357,8 @@ fn walkable(file: &ParquetFile, request: &ScanRequest) -> Result<Vec<Walkable>> 
             continue;
         }
         let bytes_of = |leaf: usize| u64::try_from(rg.column(leaf).compressed_size()).unwrap_or(0);
-        // (leaf, repeated) of the projected chunks with no offset index.
+        // (leaf, repeated) of the projected chunks with no offset index; a repeated one only
+        // up to `MAX_WHOLE_ASK`.
         let chunks: Vec<(usize, bool)> = (0..rg.num_columns())
             .filter(|&leaf| {
                 projection.mask().leaf_included(leaf)
@@ -358,6 +367,7 @@ fn walkable(file: &ParquetFile, request: &ScanRequest) -> Result<Vec<Walkable>> 
                         .is_none_or(|index| index.offset_index(row_group_idx, leaf).is_none())
             })
             .map(|leaf| (leaf, schema.column(leaf).max_rep_level() > 0))
+            .filter(|&(leaf, repeated)| !repeated || bytes_of(leaf) <= MAX_WHOLE_ASK)
             .collect();
         let worth: Vec<u64> = chunks
             .iter()

@@ -354,6 +354,60 @@ fn lists_and_unreadable_headers_are_read_whole() {
 }
 
 #[test]
+fn a_list_chunk_over_the_whole_ask_is_left_for_its_task() {
+    use parquet_skim_core::page_layout::MAX_WHOLE_ASK;
+    // One row group: `id` (walked) and a list of incompressible integers over MAX_WHOLE_ASK.
+    let rows = 300_000i64;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new_list("tags", Field::new_list_field(DataType::Int64, true), false),
+    ]));
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        state as i64
+    };
+    let tags = ListArray::from_iter_primitive::<Int64Type, _, _>(
+        (0..rows).map(|_| Some((0..4).map(|_| Some(next())).collect::<Vec<_>>())),
+    );
+    let batch = RecordBatch::try_new(
+        Arc::clone(&schema),
+        vec![
+            Arc::new(Int64Array::from_iter_values(0..rows)) as ArrayRef,
+            Arc::new(tags),
+        ],
+    )
+    .expect("batch");
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(rows as usize))
+        .set_dictionary_enabled(false)
+        .set_offset_index_disabled(true)
+        .build();
+    let bytes = common::write_parquet(&batch, props);
+    let (parquet, _) = open(&bytes, 64 * 1024);
+    let (start, len) = parquet.metadata().row_group(0).column(1).byte_range();
+    assert!(len > MAX_WHOLE_ASK, "the list chunk holds {len} bytes");
+    let req = request(&["id", "tags"], 0, 10);
+    let (plan, held, rounds) = walk_and_plan(&parquet, &bytes, &req, 3);
+    assert_eq!(rounds, 1);
+    let whole = std::iter::once(start..start + len).collect::<Vec<_>>();
+    assert_eq!(
+        held.missing(&whole),
+        whole,
+        "the walk read none of the list"
+    );
+    let (batches, fetched) = run(&parquet, &bytes, &plan, &held);
+    assert!(
+        fetched >= len,
+        "the task read the list whole: {fetched} bytes"
+    );
+    let (expected, _) = common::scan_with_io(&parquet, &bytes, &req, true);
+    assert_eq!(concat(&batches), concat(&expected));
+}
+
+#[test]
 fn a_header_lying_about_its_rows_fails_the_task_instead_of_reading_the_rest() {
     let plain = file(false);
     let (parquet, _) = open(&plain, 64 * 1024);
