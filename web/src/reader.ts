@@ -104,9 +104,11 @@ export interface ReaderOptions {
   /**
    * In a file without an offset index (pyarrow's and DuckDB's defaults), first rows and blocks
    * near the top of a row group read only the pages they need, found by walking the page
-   * headers first (one more round trip), when the column chunks worth walking — those of at
-   * least 1/16 of this — hold at least this many bytes in all (default 1 MiB). Smaller row groups
-   * are read whole, as a round trip costs more than the bytes it could save. 0 always walks.
+   * headers first (a round trip before planning, whose bytes usually hold the part of each page
+   * the rows need, and the row group's smaller chunks and lists whole), when the column chunks
+   * worth walking — those of at least 1/16 of this — hold at least this many bytes in all
+   * (default 1 MiB). Smaller row groups are read whole, as a round trip costs more than the
+   * bytes it could save. 0 always walks.
    */
   pageWalkMinBytes?: number;
   /**

@@ -335,10 +335,10 @@ struct Walkable {
 /// The chunks of `request` to read before planning: without a filter or aggregates, in row
 /// groups whose selected rows end in their first quarter and whose projected flat columns with
 /// no offset index — those of at least 1/16 of `pageWalkMinBytes` — hold that much in all, every
-/// projected column chunk with no offset index. The flat ones are walked (a small one's first
-/// ask is all of it); the repeated ones up to [`MAX_WHOLE_ASK`] are read whole, beside them.
-/// Either way no task of those row groups needs a round trip after planning for a chunk the
-/// walk left out (but for a bigger repeated one).
+/// projected column chunk with no offset index. The flat ones are walked (one under twice
+/// [`FIRST_ASK`] is asked whole at once); the repeated ones up to [`MAX_WHOLE_ASK`] are read
+/// whole, beside them. Either way no task of those row groups needs a round trip after planning
+/// for a chunk the walk left out (but for a bigger repeated one).
 fn walkable(file: &ParquetFile, request: &ScanRequest) -> Result<Vec<Walkable>> {
     if request.filter.is_some() || request.aggregates.is_some() {
         return Ok(Vec::new());
