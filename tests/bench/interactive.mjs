@@ -30,7 +30,7 @@
  * WebKit run layouts a and tpchgen only unless BENCH_DATA names others (to keep the run under an
  * hour). A subset writes no result files unless BENCH_WRITE=1 (BENCH_SUFFIX: appended to their
  * names). BENCH_SKIM_PARAMS (e.g. `&io=16&workers=0`) is appended to parquet-skim's page URL, to
- * try reader options. BENCH_REPORT=<a results .json>
+ * try reader options. BENCH_WARM (default 3): warm runs per page, after its first query. BENCH_REPORT=<a results .json>
  * prints (and rewrites next to it) the Markdown of an earlier run, without running anything.
  */
 import { spawnSync } from 'node:child_process';
@@ -45,6 +45,8 @@ import { median, RUNS, repo, today } from './lib.mjs';
 const DATA_DIR = path.join(repo, 'tests/.cache/data');
 const PAGE_DIR = path.join(repo, 'tests/.cache/interactive-page');
 const RUN_TIMEOUT_MS = 60_000;
+/** Warm runs per page (the same query again on the page's reader, each under a new URL). */
+const WARM_RUNS = Number(process.env.BENCH_WARM ?? 3);
 
 const LAYOUTS = [
   {
@@ -199,7 +201,7 @@ async function measure(engine, pageUrl) {
 
 /** One cell: parquet-skim, the floor page over the ranges it read, then each peer (answers checked). */
 async function measureCell(engine, server, layout, query, latencyMs) {
-  const base = `?url=/sample/${layout.file}&query=${query}&table=lineitem&warm=3`;
+  const base = `?url=/sample/${layout.file}&query=${query}&table=lineitem&warm=${WARM_RUNS}`;
   const cell = { engine: engine.name, data: layout.id, query, latencyMs, systems: {} };
   const skim = await measure(engine, `${server.url}/skim.html${base}${process.env.BENCH_SKIM_PARAMS ?? ''}`);
   cell.systems['parquet-skim'] = skim;
@@ -326,6 +328,7 @@ function report({ date, runs, engines: versions, cells }) {
     ['openEnd', 'footer decoded (open resolved)'],
     ['scan.planned', 'scan planned'],
     ['scan.firstRequest', 'first page request'],
+    ['lastRequest', 'last page request'],
     ['pagesFetchEnd', 'last page bytes in'],
     ['scan.firstTask', 'first task handed over'],
     ['scan.firstResult', 'first result back'],
@@ -360,6 +363,7 @@ function report({ date, runs, engines: versions, cells }) {
       ['openEnd', 'footer read and decoded (open resolved)'],
       ['planned', 'scan planned'],
       ['firstRequest', 'first page request'],
+      ['lastRequest', 'last page request'],
       ['pagesFetchEnd', 'last page bytes in'],
       ['firstTask', 'first task handed over'],
       ['firstResult', 'first result back'],
@@ -367,7 +371,9 @@ function report({ date, runs, engines: versions, cells }) {
       ['answeredAt', 'answer'],
       ['decodeMs', 'decode in the task hosts'],
       ['ipcMs', 'IPC → Arrow'],
-      ['queueMs', 'waiting for a worker'],
+      ['queueMs', 'waiting for a task host'],
+      ['tasksOnPage', 'tasks decoded on the page'],
+      ['workersReady', 'workers ready'],
       ['requests', 'requests'],
     ];
     for (const [key, label] of warmSteps) {

@@ -47,6 +47,7 @@ function warmBreakdown({ started, ended, file, scan }) {
         .filter(([k]) => k !== 'startedAt')
         .map(([k, v]) => [k, v === null ? null : at(s.timeline.startedAt + v)]),
     ),
+    lastRequest: scanning.length > 0 ? at(Math.max(...scanning.map((e) => span(e).start))) : null,
     pagesFetchEnd: scanning.length > 0 ? at(Math.max(...scanning.map((e) => span(e).end))) : null,
     answeredAt: ended - started,
     decodeMs: s.decodeMs,
@@ -62,10 +63,13 @@ try {
   // `io=N`: that many requests in flight (ReaderOptions.ioConcurrency).
   const workerCount = params.get('workers');
   const io = params.get('io');
+  // `inlineScan=N`: the reader's inlineScanBytes (a query that small decodes on the page).
+  const inlineScan = params.get('inlineScan');
   const reader = await createReader({
     warmUp: params.get('warmUp') === '1',
     ...(workerCount === null ? {} : { workers: Number(workerCount) }),
     ...(io === null ? {} : { ioConcurrency: Number(io) }),
+    ...(inlineScan === null ? {} : { inlineScanBytes: Number(inlineScan) }),
   });
   const cold = await run(reader, url);
   const answeredAt = cold.ended;
@@ -90,6 +94,7 @@ try {
         .filter(([k]) => k !== 'startedAt')
         .map(([k, v]) => [`scan.${k}`, v === null ? null : scanStart + v]),
     ),
+    lastRequest: scanning.length > 0 ? Math.max(...scanning.map((e) => span(e).start)) : null,
     pagesFetchEnd: scanning.length > 0 ? Math.max(...scanning.map((e) => span(e).end)) : null,
     answeredAt,
     decodeMs: s.decodeMs,
@@ -104,20 +109,30 @@ try {
   const answer = answerOf(query, table, { batches: cold.batches });
   const warm = [];
   const warmBreakdowns = [];
-  if (params.get('settle') === '1') {
-    // Wait (up to 2 s) for the workers the first query started to be ready before the warm runs.
+  const settle = params.get('settle');
+  if (settle !== null) {
+    // Wait (up to 2 s) for the workers the first query started to be ready before the warm runs
+    // (`settle=N`: then N ms more; `settle=1`: 100).
     const until = performance.now() + 2000;
     while (performance.now() < until) {
       const w = reader.stats().workers;
       if (w.started > 0 && w.ready >= w.started) break;
       await new Promise((r) => setTimeout(r, 10));
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, settle === '1' ? 100 : Number(settle)));
   }
   for (let i = 0; i < warmRuns; i++) {
+    const before = reader.stats().workers;
     const again = await run(reader, `${url}${url.includes('?') ? '&' : '?'}warm=${i}`);
     warm.push(again.ended - again.started);
-    warmBreakdowns.push(warmBreakdown(again));
+    const after = reader.stats().workers;
+    warmBreakdowns.push({
+      ...warmBreakdown(again),
+      // Where its tasks ran: on the page (the rest on workers), and the page's slices.
+      tasksOnPage: after.tasksOnPage - before.tasksOnPage,
+      pageSlices: after.pageSlices - before.pageSlices,
+      workersReady: after.ready,
+    });
   }
   finish({
     coldMs: answeredAt,

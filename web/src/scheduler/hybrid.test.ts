@@ -42,6 +42,7 @@ function executors(options: { trapOnPage?: boolean; failOnPage?: string; failInW
     holds: () => false,
     cachedBytes: () => 0,
     openFile() {},
+    dispose() {},
   };
   const pool = {
     concurrency: 2,
@@ -66,8 +67,15 @@ function executors(options: { trapOnPage?: boolean; failOnPage?: string; failInW
     },
     holds: () => false,
     cachedBytes: () => 0,
+    dispose() {},
   };
-  const hybrid = new HybridExecutor(page as unknown as InlineExecutor, pool as unknown as WorkerPool, 1000, 600);
+  const hybrid = new HybridExecutor(
+    page as unknown as InlineExecutor,
+    pool as unknown as WorkerPool,
+    1000,
+    600,
+    QUIET_MS,
+  );
   return { ran, page, pool, hybrid };
 }
 
@@ -82,16 +90,42 @@ const job = (spec: string, plannedBytes: number, scanPlannedBytes = 10 * planned
 });
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
+/** The executors' quiet time before the workers start (the reader's is WORKERS_AFTER_QUIET_MS). */
+const QUIET_MS = 40;
+const quietPassed = () => new Promise((resolve) => setTimeout(resolve, QUIET_MS + 20));
 
 describe('HybridExecutor', () => {
-  it('decodes a small task on the page while no worker is ready, then starts the workers', async () => {
+  it('decodes a small task on the page while no worker is ready, then starts the workers once the page is quiet', async () => {
     const { ran, pool, hybrid } = executors();
     await hybrid.run(job('small', 500));
     expect(ran).toEqual(['page:small']);
     await tick();
+    expect(pool.started).toBe(0);
+    await quietPassed();
     expect(pool.started).toBe(1);
     await hybrid.run(job('next', 500));
     expect(ran).toEqual(['page:small', 'worker:next']);
+  });
+
+  it('starts no worker while small queries follow each other on the page', async () => {
+    const { ran, pool, hybrid } = executors();
+    for (let i = 0; i < 6; i++) {
+      await hybrid.run(job(`burst-${i}`, 500));
+      // Less than the quiet time between two queries.
+      await new Promise((resolve) => setTimeout(resolve, QUIET_MS / 4));
+    }
+    expect(pool.started).toBe(0);
+    expect(ran.every((where) => where.startsWith('page:'))).toBe(true);
+    await quietPassed();
+    expect(pool.started).toBe(1);
+  });
+
+  it('starts no worker after a page task once the reader is disposed', async () => {
+    const { pool, hybrid } = executors();
+    await hybrid.run(job('small', 500));
+    hybrid.dispose();
+    await quietPassed();
+    expect(pool.started).toBe(0);
   });
 
   it('keeps a small query on an idle page once workers are ready; a bulk scan of small tasks goes to them', async () => {

@@ -8,8 +8,15 @@
  * bench (2 cores, first 100 rows of TPC-H SF1, cold page): 385–433 ms decoding on the page against
  * 473–496 ms with two workers in Chromium; 311–324 against 625–696 ms with WebKit's four; 353–417
  * against 380–427 ms in Firefox. So the pool starts lazily: when a task too big for the page comes,
- * or once the page has run a task (the first query is answered: the workers start for the next one,
- * in the time the user takes to look at it).
+ * or once the page has run a task and then been quiet for {@link WORKERS_AFTER_QUIET_MS} (the first
+ * query is answered: the workers start for the next one, in the time the user takes to look at it).
+ * Not at once: small queries often come in a burst — a grid's next rows as it scrolls, a lookup
+ * after the first rows — and each of them ran beside the workers' start. WebKit says it has four
+ * cores whatever it runs on (its `hardwareConcurrency` is 4 or 8), so on two cores a small query
+ * right after the first one shared them with four workers instantiating the core: warm first 100
+ * rows 38–46 ms (layout a) and 50–52 (DuckDB's file), against 31–34 and 37–40 with no workers
+ * (`bench/results/2026-11-29-workers-after-quiet.md`). A bulk scan in that quiet time starts them
+ * itself ({@link prepare}), as on a fresh page.
  *
  * "Small" is `inlineTaskBytes` of planned bytes (default 4 MiB: a first page of rows or a lookup);
  * bigger tasks would hold the page's thread for tens of milliseconds or more. A small task decodes
@@ -67,6 +74,12 @@ export const DEFAULT_INLINE_TASK_BYTES = 4 * 1024 * 1024;
 /** Default bound on the planned bytes of a whole scan the page decodes itself once workers are ready. */
 export const DEFAULT_INLINE_SCAN_BYTES = 2 * 1024 * 1024;
 
+/**
+ * How long the page, having decoded a task, stays without one before the workers start (when
+ * nothing else started them): see the module doc.
+ */
+export const WORKERS_AFTER_QUIET_MS = 250;
+
 /** The part of the reader's cache budget the page's own instance keeps (none if it never runs a task). */
 export const PAGE_CACHE_SHARE = 1 / 8;
 
@@ -76,12 +89,16 @@ export class HybridExecutor implements Executor {
   readonly pageCacheShare: number;
   /** Tasks that trapped on the page and ran again in a worker (for stats). */
   trapsOnPage = 0;
+  /** Page tasks queued or running, and the timer that starts the workers once there are none for a while. */
+  private onPage = 0;
+  private quiet: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly inline: InlineExecutor,
     private readonly pool: WorkerPool,
     private readonly inlineTaskBytes: number,
     private readonly inlineScanBytes: number = DEFAULT_INLINE_SCAN_BYTES,
+    private readonly quietMs: number = WORKERS_AFTER_QUIET_MS,
   ) {
     this.concurrency = pool.concurrency;
     this.tasksAlive = pool.tasksAlive;
@@ -95,6 +112,8 @@ export class HybridExecutor implements Executor {
     // A small query on an idle page: no hop to a worker.
     const smallQuery = job.scanPlannedBytes <= this.inlineScanBytes && this.inline.idle;
     if (small && !this.inline.trapped && (cachedHere || !this.pool.anyReady || smallQuery)) {
+      this.onPage += 1;
+      clearTimeout(this.quiet);
       // Here only because the workers, started, are not ready yet: when its turn on the page
       // comes, the task goes to them if one is ready by then.
       const fillingIn = !cachedHere && !smallQuery && this.pool.starting;
@@ -126,8 +145,14 @@ export class HybridExecutor implements Executor {
           return again;
         },
       );
-      // The first query is (about to be) answered: start the workers for the next one.
-      result.finally(() => setTimeout(() => this.pool.start(), 0)).catch(() => undefined);
+      // The query is (about to be) answered: the workers start for the next one once the page
+      // has had no task for a while (see the module doc).
+      result
+        .finally(() => {
+          this.onPage -= 1;
+          if (this.onPage === 0) this.quiet = setTimeout(() => this.pool.start(), this.quietMs);
+        })
+        .catch(() => undefined);
       return result;
     }
     return this.pool.run(job);
@@ -164,6 +189,7 @@ export class HybridExecutor implements Executor {
   }
 
   dispose(): void {
+    clearTimeout(this.quiet);
     this.inline.dispose();
     this.pool.dispose();
   }
