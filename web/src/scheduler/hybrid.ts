@@ -11,10 +11,10 @@
  * or once the page has run a task and then been quiet for {@link WORKERS_AFTER_QUIET_MS} (the first
  * query is answered: the workers start for the next one, in the time the user takes to look at it).
  * Not at once: small queries often come in a burst — a grid's next rows as it scrolls, a lookup
- * after the first rows — and each of them ran beside the workers' start. WebKit says it has four
- * cores whatever it runs on (its `hardwareConcurrency` is 4 or 8), so on two cores a small query
- * right after the first one shared them with four workers instantiating the core: warm first 100
- * rows 38–46 ms (layout a) and 50–52 (DuckDB's file), against 31–34 and 37–40 with no workers
+ * after the first rows — and each of them ran beside the workers' start. WebKit reported four
+ * cores (`hardwareConcurrency`) on a two-core machine, so there a small query right after the
+ * first one shared the two with four workers instantiating the core: warm first 100
+ * rows 38–46 ms (layout a) and 50–52 (DuckDB's file), against 31–42 and 37–40 with no workers
  * (`bench/results/2026-11-29-workers-after-quiet.md`). A bulk scan in that quiet time starts them
  * itself ({@link prepare}), as on a fresh page.
  *
