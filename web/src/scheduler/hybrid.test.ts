@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type ErrorCode, ParquetSkimError } from '../errors.js';
 import { rechecks } from '../recheck.js';
 import type { FileFooter, TaskJob, TaskResult } from './executor.js';
@@ -92,39 +92,46 @@ const job = (spec: string, plannedBytes: number, scanPlannedBytes = 10 * planned
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
 /** The executors' quiet time before the workers start (the reader's is WORKERS_AFTER_QUIET_MS). */
 const QUIET_MS = 40;
-const quietPassed = () => new Promise((resolve) => setTimeout(resolve, QUIET_MS + 20));
 
 describe('HybridExecutor', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('decodes a small task on the page while no worker is ready, then starts the workers once the page is quiet', async () => {
+    vi.useFakeTimers();
     const { ran, pool, hybrid } = executors();
     await hybrid.run(job('small', 500));
     expect(ran).toEqual(['page:small']);
-    await tick();
+    vi.advanceTimersByTime(QUIET_MS - 1);
     expect(pool.started).toBe(0);
-    await quietPassed();
+    vi.advanceTimersByTime(1);
     expect(pool.started).toBe(1);
     await hybrid.run(job('next', 500));
     expect(ran).toEqual(['page:small', 'worker:next']);
   });
 
   it('starts no worker while small queries follow each other on the page', async () => {
+    vi.useFakeTimers();
     const { ran, pool, hybrid } = executors();
     for (let i = 0; i < 6; i++) {
       await hybrid.run(job(`burst-${i}`, 500));
-      // Less than the quiet time between two queries.
-      await new Promise((resolve) => setTimeout(resolve, QUIET_MS / 4));
+      // Just under the quiet time between two queries.
+      vi.advanceTimersByTime(QUIET_MS - 1);
     }
     expect(pool.started).toBe(0);
+    expect(ran).toHaveLength(6);
     expect(ran.every((where) => where.startsWith('page:'))).toBe(true);
-    await quietPassed();
+    vi.advanceTimersByTime(1);
     expect(pool.started).toBe(1);
   });
 
   it('starts no worker after a page task once the reader is disposed', async () => {
+    vi.useFakeTimers();
     const { pool, hybrid } = executors();
     await hybrid.run(job('small', 500));
     hybrid.dispose();
-    await quietPassed();
+    vi.advanceTimersByTime(10 * QUIET_MS);
     expect(pool.started).toBe(0);
   });
 
