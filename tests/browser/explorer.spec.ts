@@ -4,7 +4,7 @@
  */
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { test as base } from '@playwright/test';
+import { test as base, type Page } from '@playwright/test';
 import type { ParquetFile } from 'parquet-skim';
 import { startRangeServer } from '../server/range-server.mjs';
 import { cacheDir, expect, parquetTestingDir, repoRoot } from './fixtures.ts';
@@ -19,6 +19,19 @@ const test = base.extend<{ explorerUrl: string }>({
     await server.close();
   },
 });
+
+/** The open file's value of `column` at `row`, read by the page's reader (what a grid cell should show). */
+async function valueAt(page: Page, column: string, row: number): Promise<string> {
+  return page.evaluate(
+    async ([column, row]) => {
+      type Handles = { explorer: { file?: ParquetFile } };
+      const { file } = (window as unknown as Handles).explorer;
+      const table = await file?.scan({ columns: [column], offset: row, limit: 1 }).toTable();
+      return String(table?.getChild(column)?.get(0));
+    },
+    [column, row] as const,
+  );
+}
 
 test('opens the sample file from ?url= and shows its rows first, then its schema', async ({
   page,
@@ -429,13 +442,7 @@ test('a grid block whose reads failed says why, and is read again when the netwo
   // It comes back: the block is read again without the user doing anything.
   down = false;
   await expect(page.locator('#grid-rows tr[data-row="1000"]:not(.loading)')).toBeVisible({ timeout: 15_000 });
-  const expected = await page.evaluate(async () => {
-    type Handles = { explorer: { file?: ParquetFile } };
-    const { file } = (window as unknown as Handles).explorer;
-    const table = await file?.scan({ columns: ['l_orderkey'], offset: 1000, limit: 1 }).toTable();
-    return String(table?.getChild('l_orderkey')?.get(0));
-  });
-  await expect(row.locator('td').nth(1)).toHaveText(expected);
+  await expect(row.locator('td').nth(1)).toHaveText(await valueAt(page, 'l_orderkey', 1000));
 });
 
 test('a cell clicked while its row loads shows in the inspector once the block is read', async ({
@@ -464,13 +471,7 @@ test('a cell clicked while its row loads shows in the inspector once the block i
   release();
   await expect(page.locator('#grid-rows tr[data-row="1000"]:not(.loading)')).toBeVisible({ timeout: 15_000 });
   await page.unroute('**/data/lineitem-sf1.parquet*');
-  const expected = await page.evaluate(async () => {
-    type Handles = { explorer: { file?: ParquetFile } };
-    const { file } = (window as unknown as Handles).explorer;
-    const table = await file?.scan({ columns: ['l_comment'], offset: 1000, limit: 1 }).toTable();
-    return String(table?.getChild('l_comment')?.get(0));
-  });
-  await expect(inspector.locator('.inspector-value')).toHaveText(expected);
+  await expect(inspector.locator('.inspector-value')).toHaveText(await valueAt(page, 'l_comment', 1000));
   await expect(inspector).not.toContainText('loading');
 });
 

@@ -89,8 +89,7 @@ export class HybridExecutor implements Executor {
   readonly pageCacheShare: number;
   /** Tasks that trapped on the page and ran again in a worker (for stats). */
   trapsOnPage = 0;
-  /** Page tasks queued or running, and the timer that starts the workers once there are none for a while. */
-  private onPage = 0;
+  /** The timer that starts the workers once the page has had no task for a while. */
   private quiet: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
@@ -112,7 +111,6 @@ export class HybridExecutor implements Executor {
     // A small query on an idle page: no hop to a worker.
     const smallQuery = job.scanPlannedBytes <= this.inlineScanBytes && this.inline.idle;
     if (small && !this.inline.trapped && (cachedHere || !this.pool.anyReady || smallQuery)) {
-      this.onPage += 1;
       clearTimeout(this.quiet);
       // Here only because the workers, started, are not ready yet: when its turn on the page
       // comes, the task goes to them if one is ready by then.
@@ -149,8 +147,7 @@ export class HybridExecutor implements Executor {
       // has had no task for a while (see the module doc).
       result
         .finally(() => {
-          this.onPage -= 1;
-          if (this.onPage === 0) this.quiet = setTimeout(() => this.pool.start(), this.quietMs);
+          if (this.inline.idle) this.quiet = setTimeout(() => this.pool.start(), this.quietMs);
         })
         .catch(() => undefined);
       return result;
