@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { coalesce } from './coalesce.js';
+import { coalesce, gapForThroughput, MAX_NEAR_GAP_BYTES, REQUEST_COST_MS } from './coalesce.js';
 
 describe('coalesce', () => {
   it('merges ranges whose gap is at most gapBytes, in sorted order', () => {
@@ -53,5 +53,56 @@ describe('coalesce', () => {
     ];
     expect(coalesce(input, 10)).toEqual([{ start: 0, end: 4 }]);
     expect(input[1]).toEqual({ start: 0, end: 4 });
+  });
+
+  it('on a fast link reads through a larger gap only between runs at least as large as the gap', () => {
+    const KB = 1024;
+    // Q6's shape in a 128k-row group: three wanted columns, 91 KB of others, then a fourth.
+    const dense = [
+      { start: 0, end: 600 * KB },
+      { start: 691 * KB, end: 941 * KB },
+    ];
+    expect(coalesce(dense, 64 * KB)).toHaveLength(2);
+    expect(coalesce(dense, 64 * KB, undefined, 256 * KB)).toEqual([{ start: 0, end: 941 * KB }]);
+    // The runs on either side count whole, not their pages: 64 KiB pages after the gap.
+    const paged = [
+      { start: 0, end: 600 * KB },
+      ...[0, 1, 2, 3].map((i) => ({ start: (691 + 64 * i) * KB, end: (691 + 64 * (i + 1)) * KB })),
+    ];
+    expect(coalesce(paged, 64 * KB, undefined, 256 * KB)).toEqual([{ start: 0, end: 947 * KB }]);
+    // The gap over the near bound stays a gap.
+    expect(coalesce(dense, 64 * KB, undefined, 90 * KB)).toHaveLength(2);
+    // A small range on either side of the gap (a dictionary page, a lookup's page): not merged.
+    const sparse = [
+      { start: 0, end: 8 * KB },
+      { start: 100 * KB, end: 700 * KB },
+      { start: 800 * KB, end: 820 * KB },
+    ];
+    expect(coalesce(sparse, 64 * KB, undefined, 512 * KB)).toEqual(sparse);
+    // The wanted bytes of a merged run count, not its gaps: a 40 KB run made of two 20 KB ranges
+    // and a 30 KB gap does not read through a 45 KB gap to a big range.
+    const gappy = [
+      { start: 0, end: 20 * KB },
+      { start: 50 * KB, end: 70 * KB },
+      { start: 115 * KB, end: 915 * KB },
+    ];
+    expect(coalesce(gappy, 32 * KB, undefined, 512 * KB)).toEqual([
+      { start: 0, end: 70 * KB },
+      { start: 115 * KB, end: 915 * KB },
+    ]);
+    // maxRequestBytes still bounds every request.
+    expect(coalesce(dense, 64 * KB, 900 * KB, 256 * KB)).toHaveLength(2);
+  });
+
+  it('sizes the fast-link gap by what the link moves in one request cost', () => {
+    expect(gapForThroughput(undefined)).toBe(0);
+    expect(gapForThroughput(0)).toBe(0);
+    expect(gapForThroughput(Number.NaN)).toBe(0);
+    // 20 ms per request, 200 Mbit/s: a 512 KiB read took ~41 ms.
+    expect(gapForThroughput((512 * 1024) / 41)).toBe(Math.floor(((512 * 1024) / 41) * REQUEST_COST_MS));
+    expect(gapForThroughput((512 * 1024) / 41)).toBeLessThan(64 * 1024);
+    // Localhost: 512 KiB in 2 ms.
+    expect(gapForThroughput(256 * 1024)).toBe(512 * 1024);
+    expect(gapForThroughput(1e9)).toBe(MAX_NEAR_GAP_BYTES);
   });
 });

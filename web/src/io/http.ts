@@ -85,6 +85,13 @@ export class SuffixNotSupported extends Error {
 /** Statuses with which servers refuse the suffix form itself, not the file or for a while. */
 const SUFFIX_REFUSALS = new Set([400, 405, 416, 500, 501]);
 
+/** Told when a response body starts to arrive and when it ends (`LinkMeter` in `source.ts`). */
+export interface BodyMeter {
+  begin(): void;
+  /** The body ended with `bytes` received (0 when the attempt failed). */
+  end(bytes: number): void;
+}
+
 /** Why one attempt failed: worth another try, or final. */
 class Transient {
   constructor(
@@ -97,7 +104,8 @@ class Transient {
  * Requests `spec` of `url`, retrying transient failures with exponential backoff. A `200` with a
  * whole body of at most `fullBodyLimit` bytes is accepted as the whole file; a larger one is
  * aborted. `pinned` is the file version seen before, sent as a precondition when `conditional`.
- * Aborting `signal` rejects with its reason.
+ * Aborting `signal` rejects with its reason. `meter` sees each attempt's body in transit: from
+ * its headers to its last byte.
  */
 export async function fetchRange(
   url: string,
@@ -106,11 +114,12 @@ export async function fetchRange(
   fullBodyLimit: number,
   signal?: AbortSignal,
   pinned?: string,
+  meter?: BodyMeter,
 ): Promise<RangeResponse> {
   for (let attempt = 1; ; attempt++) {
     let failure: Transient;
     try {
-      return await fetchOnce(url, spec, options, fullBodyLimit, signal, pinned);
+      return await fetchOnce(url, spec, options, fullBodyLimit, signal, pinned, meter);
     } catch (error) {
       // Cancelled: reject with the caller's own reason, whatever the request made of it.
       throwIfAborted(signal);
@@ -182,6 +191,7 @@ async function fetchOnce(
   fullBodyLimit: number,
   signal: AbortSignal | undefined,
   pinned: string | undefined,
+  meter: BodyMeter | undefined,
 ): Promise<RangeResponse> {
   const header = rangeHeader(spec);
   const errors = httpErrors(url);
@@ -219,17 +229,27 @@ async function fetchOnce(
       throw transient(describe(error));
     }
     const answer = answerOf(response);
+    meter?.begin();
+    let received = 0;
     try {
       if ((answer.status === 206 || answer.status === 200) && isHtml(answer)) {
         throw errors.htmlPage(`${answer.status}, Content-Type: ${answer.contentType ?? ''}`);
       }
-      if (answer.status === 206) return await partial(response, answer, spec, header, errors, transient);
-      if (answer.status === 200) return await whole(response, answer, header, fullBodyLimit, errors, transient);
-      throw refusal(answer, spec, header, pinned, errors);
+      const body =
+        answer.status === 206
+          ? await partial(response, answer, spec, header, errors, transient)
+          : answer.status === 200
+            ? await whole(response, answer, header, fullBodyLimit, errors, transient)
+            : undefined;
+      if (body === undefined) throw refusal(answer, spec, header, pinned, errors);
+      received = body.data.byteLength;
+      return body;
     } catch (error) {
       // Whatever is left of the body is not wanted.
       controller.abort();
       throw error;
+    } finally {
+      meter?.end(received);
     }
   } finally {
     clearTimeout(timer);

@@ -52,6 +52,43 @@ function countedListeners() {
 }
 
 describe('IoQueue', () => {
+  it('reads through larger gaps between large runs of a remote reader measured fast, unless a gap is given', async () => {
+    const KB = 1024;
+    const ranges = [
+      { start: 0, end: 600 * KB },
+      { start: 691 * KB, end: 941 * KB },
+      // A small read 80 KB past the big one: never merged through that gap.
+      { start: 1021 * KB, end: 1029 * KB },
+    ];
+    const fast = (remote: boolean) => {
+      const { reader, state } = recordingReader(2048 * KB, 0);
+      return { reader: { read: reader.read, remote, bytesPerMs: 256 * KB }, state };
+    };
+    const remote = fast(true);
+    await new IoQueue().read(remote.reader, ranges);
+    expect(remote.state.calls).toEqual([
+      [0, 941 * KB],
+      [1021 * KB, 1029 * KB],
+    ]);
+    // The same link, not yet measured, or measured slow: the default gap.
+    const unmeasured = recordingReader(2048 * KB, 0);
+    await new IoQueue().read({ read: unmeasured.reader.read, remote: true }, ranges);
+    expect(unmeasured.state.calls).toHaveLength(3);
+    const slow = recordingReader(2048 * KB, 0);
+    await new IoQueue().read({ read: slow.reader.read, remote: true, bytesPerMs: 12 * KB }, ranges);
+    expect(slow.state.calls).toHaveLength(3);
+    // In memory (not remote), or with the gap given: the gap is the rule.
+    const local = fast(false);
+    await new IoQueue().read(local.reader, ranges);
+    expect(local.state.calls).toHaveLength(3);
+    const given = fast(true);
+    await new IoQueue({ gapBytes: 64 * KB }).read(given.reader, ranges);
+    expect(given.state.calls).toHaveLength(3);
+    // What the scheduler asks to group tasks by agrees with what a read makes.
+    expect(new IoQueue().requestsFor(ranges, fast(true).reader)).toHaveLength(2);
+    expect(new IoQueue().requestsFor(ranges)).toHaveLength(3);
+  });
+
   it('coalesces, returns the bytes read, and counts cost', async () => {
     const { reader, state } = recordingReader(10_000, 1);
     const queue = new IoQueue({ gapBytes: 50 });

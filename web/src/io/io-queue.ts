@@ -2,7 +2,9 @@
  * The I/O queue: every byte a scan reads goes through here.
  *
  * It coalesces each batch of wanted ranges ({@link coalesce}) and keeps at most `concurrency`
- * requests in flight across all scans of a reader, independent of how many workers decode.
+ * requests in flight across all scans of a reader, independent of how many workers decode. The
+ * gap it reads through follows the source's link when no gap was given: a remote source whose
+ * origin was measured fast ({@link RangeReader.bytesPerMs}) merges large runs through larger gaps.
  *
  * The default bound (64) is deliberately above what the transport runs at once. A browser opens 6
  * connections to a host over HTTP/1.1 and queues the rest of a page's requests itself; it starts a
@@ -27,7 +29,13 @@
  */
 import { abortReason, invalidArgument, throwIfAborted } from '../errors.js';
 import type { Chunk } from '../worker/protocol.js';
-import { type ByteRange, coalesce, DEFAULT_GAP_BYTES, DEFAULT_MAX_REQUEST_BYTES } from './coalesce.js';
+import {
+  type ByteRange,
+  coalesce,
+  DEFAULT_GAP_BYTES,
+  DEFAULT_MAX_REQUEST_BYTES,
+  gapForThroughput,
+} from './coalesce.js';
 
 /** Something that reads bytes `start..end` (a `Source`); aborting `signal` aborts the read. */
 export interface RangeReader {
@@ -37,6 +45,11 @@ export interface RangeReader {
    * ahead of the tasks that need them (the scheduler's prefetch).
    */
   readonly remote?: boolean;
+  /**
+   * The best bytes per millisecond a recent large read of its origin moved, latency included
+   * (`source.ts`), if measured: how large a gap is worth reading through ({@link gapForThroughput}).
+   */
+  readonly bytesPerMs?: number | undefined;
 }
 
 /** I/O policy. */
@@ -46,7 +59,11 @@ export interface IoOptions {
    * starts queued requests sooner than the page could; see the module doc).
    */
   concurrency?: number;
-  /** Largest gap read through to merge two ranges (default 64 KiB). */
+  /**
+   * Largest gap read through to merge two ranges (default 64 KiB). Given, it is the rule for
+   * every read; left out, a remote source measured fast also reads through larger gaps between
+   * large runs ({@link gapForThroughput}, `coalesce`).
+   */
   gapBytes?: number;
   /** Largest merged request (default 16 MiB). */
   maxRequestBytes?: number;
@@ -89,6 +106,8 @@ export class Prefetch {
 export class IoQueue {
   readonly concurrency: number;
   private readonly gapBytes: number;
+  /** Whether the gap follows each source's measured throughput (no `gapBytes` given). */
+  private readonly measuredGaps: boolean;
   private readonly maxRequestBytes: number;
   private active = 0;
   private readonly waiting: Waiter[] = [];
@@ -100,12 +119,19 @@ export class IoQueue {
   constructor(options: IoOptions = {}) {
     this.concurrency = positiveInteger('ioConcurrency', options.concurrency ?? DEFAULT_IO_CONCURRENCY);
     this.gapBytes = nonNegative('coalesceGapBytes', options.gapBytes ?? DEFAULT_GAP_BYTES);
+    this.measuredGaps = options.gapBytes === undefined;
     this.maxRequestBytes = positiveInteger('maxRequestBytes', options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES);
   }
 
-  /** The requests `read` would make for `ranges`. */
-  requestsFor(ranges: readonly ByteRange[]): ByteRange[] {
-    return coalesce(ranges, this.gapBytes, this.maxRequestBytes);
+  /** The requests `read` would make for `ranges` of `reader`. */
+  requestsFor(ranges: readonly ByteRange[], reader?: RangeReader): ByteRange[] {
+    return coalesce(ranges, this.gapBytes, this.maxRequestBytes, this.nearGapBytes(reader));
+  }
+
+  /** The larger gap a fast remote `reader` reads through between large runs (0: none). */
+  private nearGapBytes(reader: RangeReader | undefined): number {
+    if (!this.measuredGaps || reader?.remote !== true) return 0;
+    return gapForThroughput(reader.bytesPerMs);
   }
 
   /**
@@ -127,7 +153,7 @@ export class IoQueue {
     prefetch?: Prefetch,
   ): Promise<Chunk[]> {
     throwIfAborted(signal);
-    const requests = coalesce(ranges, this.gapBytes, this.maxRequestBytes);
+    const requests = this.requestsFor(ranges, reader);
     const batch = new AbortController();
     const waits = new Set<Waiter>();
     const inFlight = new Set<AbortController>();

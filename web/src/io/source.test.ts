@@ -6,12 +6,15 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HttpOptions } from './http.js';
-import { HttpSource, looksLikeHtml } from './source.js';
+import { HttpSource, LINK_SAMPLE_BYTES, LINK_WINDOW_BYTES, LinkMeter, looksLikeHtml } from './source.js';
 
 const FILE = new Uint8Array(Array.from({ length: 10_000 }, (_, i) => i % 251));
 FILE.set([80, 65, 82, 49], FILE.length - 4); // ends in PAR1
+/** Large enough for its reads to measure the link (`THROUGHPUT_SAMPLE_BYTES`). */
+const BIG = new Uint8Array(1 << 20);
+BIG.set([80, 65, 82, 49], BIG.length - 4);
 
-type Mode = 'correct' | 'prefix' | 'refuse-416' | 'refuse-500' | 'ignore' | 'html';
+type Mode = 'correct' | 'prefix' | 'refuse-416' | 'refuse-500' | 'ignore' | 'html' | 'big';
 let server: http.Server;
 let base: string;
 const seen: string[] = [];
@@ -27,6 +30,7 @@ function serve(mode: Mode, req: http.IncomingMessage, res: http.ServerResponse):
     res.writeHead(200, { 'Content-Length': String(FILE.length) }).end(FILE);
     return;
   }
+  const file = mode === 'big' ? BIG : FILE;
   const suffix = /^bytes=-(\d+)$/.exec(range);
   if (suffix !== null && mode.startsWith('refuse')) {
     res.writeHead(mode === 'refuse-416' ? 416 : 500).end();
@@ -38,21 +42,21 @@ function serve(mode: Mode, req: http.IncomingMessage, res: http.ServerResponse):
     const n = Number(suffix[1]);
     // Vite: `bytes=-n` read as `bytes=0-n`.
     [start, end] =
-      mode === 'prefix' ? [0, Math.min(n, FILE.length - 1)] : [Math.max(0, FILE.length - n), FILE.length - 1];
+      mode === 'prefix' ? [0, Math.min(n, file.length - 1)] : [Math.max(0, file.length - n), file.length - 1];
   } else {
     const m = /^bytes=(\d+)-(\d+)$/.exec(range);
     if (m === null) {
       res.writeHead(400).end();
       return;
     }
-    [start, end] = [Number(m[1]), Math.min(Number(m[2]), FILE.length - 1)];
+    [start, end] = [Number(m[1]), Math.min(Number(m[2]), file.length - 1)];
   }
   res
     .writeHead(206, {
-      'Content-Range': `bytes ${start}-${end}/${FILE.length}`,
+      'Content-Range': `bytes ${start}-${end}/${file.length}`,
       'Content-Length': String(end - start + 1),
     })
-    .end(FILE.subarray(start, end + 1));
+    .end(file.subarray(start, end + 1));
 }
 
 beforeAll(async () => {
@@ -130,5 +134,55 @@ describe('the open’s tail read', () => {
     expect(looksLikeHtml('\n  <!DOCTYPE html><html>')).toBe(true);
     expect(looksLikeHtml('<!--\n  Licensed to the Apache Software Foundation')).toBe(false);
     expect(looksLikeHtml('PAR1')).toBe(false);
+  });
+});
+
+describe('the link’s throughput', () => {
+  it('is measured once LINK_SAMPLE_BYTES came in from the origin, and shared by its files', async () => {
+    const { source, url } = await tail('big', 4096);
+    // The footer's 4 KiB say nothing about the link.
+    expect(source.bytesPerMs).toBeUndefined();
+    await source.read(0, LINK_SAMPLE_BYTES - 4096 - 1);
+    expect(source.bytesPerMs).toBeUndefined();
+    await source.read(LINK_SAMPLE_BYTES, LINK_SAMPLE_BYTES + 1);
+    const measured = source.bytesPerMs;
+    expect(measured).toBeGreaterThan(0);
+    // Another file of the same origin knows it before its first read; another origin does not.
+    expect(new HttpSource(url.replace('/big/f', '/big/g'), OPTIONS, undefined).bytesPerMs).toBe(measured);
+    const other = await tail('big', 4096);
+    expect(other.source.bytesPerMs).toBeUndefined();
+  });
+
+  it('counts the time any request was in flight, so parallel requests measure the link', () => {
+    const link = new LinkMeter();
+    const MB = 1024 * 1024;
+    // Six requests of 1 MiB each, all in flight from 0 to 60 ms: 6 MiB in 60 ms.
+    for (let i = 0; i < 6; i++) link.begin(0);
+    for (let i = 0; i < 6; i++) link.end(MB, 60);
+    expect(link.bytesPerMs(60)).toBeCloseTo((6 * MB) / 60);
+    // Idle time between requests is not counted; a request in flight counts up to now.
+    link.begin(1000);
+    expect(link.bytesPerMs(1020)).toBeCloseTo((6 * MB) / 80);
+    link.end(2 * MB, 1020);
+    expect(link.bytesPerMs(5000)).toBeCloseTo((8 * MB) / 80);
+    // A failed request adds its time, not bytes.
+    link.begin(6000);
+    link.end(0, 6020);
+    expect(link.bytesPerMs(6020)).toBeCloseTo((8 * MB) / 100);
+  });
+
+  it('weighs recent reads most: a slow spell fades once newer bytes come in', () => {
+    const link = new LinkMeter();
+    // 32 MiB at 1 KiB/ms, then as much again at 1 MiB/ms.
+    link.begin(0);
+    link.end(LINK_WINDOW_BYTES, LINK_WINDOW_BYTES / 1024);
+    const slow = link.bytesPerMs() ?? 0;
+    let now = LINK_WINDOW_BYTES / 1024;
+    for (let i = 0; i < 32; i++) {
+      link.begin(now);
+      now += 1;
+      link.end(1024 * 1024, now);
+    }
+    expect(link.bytesPerMs(now)).toBeGreaterThan(2 * slow);
   });
 });

@@ -20,6 +20,7 @@
 import { invalidArgument, ParquetSkimError } from '../errors.js';
 import type { RequestLogEntry } from '../metadata.js';
 import {
+  type BodyMeter,
   describe,
   fetchRange,
   type HttpOptions,
@@ -46,6 +47,64 @@ export interface Source {
 
 /** Origins whose servers got a suffix range wrong: later opens there learn the size first. */
 const suffixBroken = new Set<string>();
+
+/**
+ * What an origin's link moves: bytes received over the time at least one response body from it
+ * was in transit (from its headers to its last byte: latency is not counted, since a gap read
+ * through costs its bytes only), so that six bodies sharing a link measure the link, not a sixth
+ * of it. The I/O queue reads through larger gaps on a link measured fast (`coalesce.ts`). Per
+ * origin, not per file: a dataset's files share the link, and their footers are often too small
+ * to measure it. Recent reads weigh most: past {@link LINK_WINDOW_BYTES} both sums are halved.
+ */
+export class LinkMeter implements BodyMeter {
+  private inFlight = 0;
+  private busySince = 0;
+  private busyMs = 0;
+  private bytes = 0;
+
+  /** A response body from the origin starts to arrive now. */
+  begin(now = performance.now()): void {
+    if (this.inFlight === 0) this.busySince = now;
+    this.inFlight += 1;
+  }
+
+  /** A body begun earlier ended now, having brought `bytes` (0 when it failed). */
+  end(bytes: number, now = performance.now()): void {
+    this.inFlight = Math.max(0, this.inFlight - 1);
+    this.bytes += bytes;
+    if (this.inFlight === 0) this.busyMs += now - this.busySince;
+    if (this.bytes > LINK_WINDOW_BYTES) {
+      // Recent reads weigh most: a long-gone fast (or slow) spell fades out.
+      this.bytes /= 2;
+      this.busyMs /= 2;
+      if (this.inFlight > 0) this.busySince = now - (now - this.busySince) / 2;
+    }
+  }
+
+  /** Bytes per millisecond, once at least {@link LINK_SAMPLE_BYTES} came in; else undefined. */
+  bytesPerMs(now = performance.now()): number | undefined {
+    if (this.bytes < LINK_SAMPLE_BYTES) return undefined;
+    const ms = this.busyMs + (this.inFlight > 0 ? now - this.busySince : 0);
+    return this.bytes / Math.max(ms, 0.1);
+  }
+}
+
+/** Until this many bytes came in, a link's reads say more about its latency than its speed. */
+export const LINK_SAMPLE_BYTES = 256 * 1024;
+/** Past this many bytes a link's sums are halved (see {@link LinkMeter}). */
+export const LINK_WINDOW_BYTES = 32 * 1024 * 1024;
+/** Each origin's meter. */
+const links = new Map<string, LinkMeter>();
+
+function linkOf(url: string): LinkMeter {
+  const origin = originOf(url);
+  let link = links.get(origin);
+  if (link === undefined) {
+    link = new LinkMeter();
+    links.set(origin, link);
+  }
+  return link;
+}
 
 /** What every source shares: the size, the tail kept from the open, the log. */
 abstract class BaseSource implements Source {
@@ -117,6 +176,21 @@ export class HttpSource extends BaseSource {
     super(size);
   }
 
+  /** What its origin's link moves (see {@link LinkMeter}), once measured. */
+  get bytesPerMs(): number | undefined {
+    return linkOf(this.url).bytesPerMs();
+  }
+
+  /** `fetchRange`, its bodies timed on its origin's {@link LinkMeter}. */
+  private fetchMetered(
+    spec: RangeSpec,
+    fullBodyLimit: number,
+    signal?: AbortSignal,
+    pinned?: string,
+  ): Promise<RangeResponse> {
+    return fetchRange(this.url, spec, this.options, fullBodyLimit, signal, pinned, linkOf(this.url));
+  }
+
   override async readTail(n: number): Promise<{ start: number; data: Uint8Array }> {
     const tail = await super.readTail(n);
     this.refuseHtml(tail.data);
@@ -131,7 +205,7 @@ export class HttpSource extends BaseSource {
       const spec: RangeSpec = { suffix: n };
       const startedAt = performance.now();
       try {
-        const response = await fetchRange(this.url, spec, this.options, wholeFileLimit);
+        const response = await this.fetchMetered(spec, wholeFileLimit);
         this.acceptFirst(response, spec, startedAt);
         return response.fileLen;
       } catch (error) {
@@ -154,7 +228,7 @@ export class HttpSource extends BaseSource {
     const startedAt = performance.now();
     let response: RangeResponse;
     try {
-      response = await fetchRange(this.url, spec, this.options, wholeFileLimit);
+      response = await this.fetchMetered(spec, wholeFileLimit);
     } catch (error) {
       throw this.afterSuffix(error);
     }
@@ -179,7 +253,7 @@ export class HttpSource extends BaseSource {
     const startedAt = performance.now();
     let response: RangeResponse;
     try {
-      response = await fetchRange(this.url, spec, this.options, 0, signal, this.version);
+      response = await this.fetchMetered(spec, 0, signal, this.version);
     } catch (error) {
       throw this.afterSuffix(error);
     }

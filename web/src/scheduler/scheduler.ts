@@ -575,7 +575,7 @@ function neighbourReadGroup(
   if (start.bytes >= NEIGHBOUR_TASK_BYTES || ranges.length === 0 || (start.part.held?.length ?? 0) > 0) {
     return { indexes, ranges };
   }
-  let requests = context.io.requestsFor(ranges).length;
+  let requests = context.io.requestsFor(ranges, start.part.reader).length;
   let bytes = start.bytes;
   for (let k = first + 1; k < known.length; k++) {
     const next = known[k] as (typeof known)[number];
@@ -588,7 +588,7 @@ function neighbourReadGroup(
       break;
     const wanted = readsOf(next.part, next.task, context).ranges;
     if (wanted.length === 0) break;
-    const joined = context.io.requestsFor([...ranges, ...wanted]).length;
+    const joined = context.io.requestsFor([...ranges, ...wanted], start.part.reader).length;
     if (joined > requests) break;
     ranges.push(...wanted);
     requests = joined;
