@@ -3,7 +3,8 @@
  * TPC-H Q6, `l_comment LIKE '%special%requests%'` and a 3-column full scan, over HTTP from the
  * range server at 0 ms, a fresh page (WebKit: a fresh session) and a fresh reader per run, cold —
  * page loaded, then `createReader()` + open + scan timed — or warm (`BENCH_WARM=1`: the same scan
- * again on that reader, timed). Medians of `BENCH_RUNS` after one discarded run.
+ * again on that reader, timed). Medians of `BENCH_RUNS` after one discarded run; each run's
+ * scan's requests (`scan.stats.requests`) beside them.
  *
  * To compare builds of the package, name copies of the test harness (`tests/.cache/harness`, as
  * `npm run build` leaves it) in `BENCH_HARNESSES` (comma list of directories under tests/.cache):
@@ -56,7 +57,7 @@ async function runQuery({ url, options, warm }) {
     const scan = file.scan(options);
     let rows = 0;
     for await (const batch of scan) rows += batch.numRows;
-    return { ms: performance.now() - t0, rows, decodeMs: scan.stats.decodeMs };
+    return { ms: performance.now() - t0, rows, decodeMs: scan.stats.decodeMs, requests: scan.stats.requests };
   };
   const first = await once(started);
   const timed = warm ? await once(performance.now()) : first;
@@ -86,6 +87,7 @@ try {
         for (const query of queries) {
           const ms = [];
           const decode = [];
+          const requests = [];
           let answer = '';
           for (let i = 0; i <= RUNS; i++) {
             const page = await engine.open(`${server.url}/`);
@@ -98,6 +100,7 @@ try {
               if (i > 0) {
                 ms.push(r.ms);
                 decode.push(r.decodeMs);
+                requests.push(r.requests);
               }
             } finally {
               await page.close();
@@ -105,7 +108,7 @@ try {
           }
           const runs = JSON.stringify(ms.map(Math.round).sort((a, b) => a - b));
           console.log(
-            `pass ${pass} ${build} ${file} ${query}: ${Math.round(median(ms))} ms ${runs}, decode ${Math.round(median(decode))} ms, ${answer}`,
+            `pass ${pass} ${build} ${file} ${query}: ${Math.round(median(ms))} ms ${runs}, decode ${Math.round(median(decode))} ms, requests ${JSON.stringify(requests)}, ${answer}`,
           );
         }
       }

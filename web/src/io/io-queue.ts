@@ -46,8 +46,9 @@ export interface RangeReader {
    */
   readonly remote?: boolean;
   /**
-   * The best bytes per millisecond a recent large read of its origin moved, latency included
-   * (`source.ts`), if measured: how large a gap is worth reading through ({@link gapForThroughput}).
+   * What its origin's link moves, in bytes per millisecond of response bodies in transit
+   * (`LinkMeter` in `source.ts`), once measured: how large a gap is worth reading through
+   * ({@link gapForThroughput}).
    */
   readonly bytesPerMs?: number | undefined;
 }
