@@ -235,13 +235,11 @@ async function fetchOnce(
       if ((answer.status === 206 || answer.status === 200) && isHtml(answer)) {
         throw errors.htmlPage(`${answer.status}, Content-Type: ${answer.contentType ?? ''}`);
       }
+      if (answer.status !== 206 && answer.status !== 200) throw refusal(answer, spec, header, pinned, errors);
       const body =
         answer.status === 206
           ? await partial(response, answer, spec, header, errors, transient)
-          : answer.status === 200
-            ? await whole(response, answer, header, fullBodyLimit, errors, transient)
-            : undefined;
-      if (body === undefined) throw refusal(answer, spec, header, pinned, errors);
+          : await whole(response, answer, header, fullBodyLimit, errors, transient);
       received = body.data.byteLength;
       return body;
     } catch (error) {

@@ -10,7 +10,7 @@ import { HttpSource, LINK_SAMPLE_BYTES, LINK_WINDOW_BYTES, LinkMeter, looksLikeH
 
 const FILE = new Uint8Array(Array.from({ length: 10_000 }, (_, i) => i % 251));
 FILE.set([80, 65, 82, 49], FILE.length - 4); // ends in PAR1
-/** Large enough for its reads to measure the link (`THROUGHPUT_SAMPLE_BYTES`). */
+/** Large enough for its reads to measure the link (`LINK_SAMPLE_BYTES`). */
 const BIG = new Uint8Array(1 << 20);
 BIG.set([80, 65, 82, 49], BIG.length - 4);
 
@@ -153,19 +153,19 @@ describe('the link’s throughput', () => {
     expect(other.source.bytesPerMs).toBeUndefined();
   });
 
-  it('counts the time any request was in flight, so parallel requests measure the link', () => {
+  it('counts the time any body was in transit, so parallel bodies measure the link', () => {
     const link = new LinkMeter();
     const MB = 1024 * 1024;
-    // Six requests of 1 MiB each, all in flight from 0 to 60 ms: 6 MiB in 60 ms.
+    // Six bodies of 1 MiB each, all arriving from 0 to 60 ms: 6 MiB in 60 ms.
     for (let i = 0; i < 6; i++) link.begin(0);
     for (let i = 0; i < 6; i++) link.end(MB, 60);
     expect(link.bytesPerMs(60)).toBeCloseTo((6 * MB) / 60);
-    // Idle time between requests is not counted; a request in flight counts up to now.
+    // Idle time between bodies is not counted; a body in transit counts up to now.
     link.begin(1000);
     expect(link.bytesPerMs(1020)).toBeCloseTo((6 * MB) / 80);
     link.end(2 * MB, 1020);
     expect(link.bytesPerMs(5000)).toBeCloseTo((8 * MB) / 80);
-    // A failed request adds its time, not bytes.
+    // A failed body adds its time, not bytes.
     link.begin(6000);
     link.end(0, 6020);
     expect(link.bytesPerMs(6020)).toBeCloseTo((8 * MB) / 100);

@@ -168,17 +168,21 @@ export class HttpSource extends BaseSource {
   readonly remote = true;
   private suffixRefused: string | undefined;
 
+  /** Its origin's meter, shared with the origin's other files. */
+  private readonly link: LinkMeter;
+
   constructor(
     readonly url: string,
     private readonly options: HttpOptions,
     size: number | undefined,
   ) {
     super(size);
+    this.link = linkOf(url);
   }
 
   /** What its origin's link moves (see {@link LinkMeter}), once measured. */
   get bytesPerMs(): number | undefined {
-    return linkOf(this.url).bytesPerMs();
+    return this.link.bytesPerMs();
   }
 
   /** `fetchRange`, its bodies timed on its origin's {@link LinkMeter}. */
@@ -188,7 +192,7 @@ export class HttpSource extends BaseSource {
     signal?: AbortSignal,
     pinned?: string,
   ): Promise<RangeResponse> {
-    return fetchRange(this.url, spec, this.options, fullBodyLimit, signal, pinned, linkOf(this.url));
+    return fetchRange(this.url, spec, this.options, fullBodyLimit, signal, pinned, this.link);
   }
 
   override async readTail(n: number): Promise<{ start: number; data: Uint8Array }> {
