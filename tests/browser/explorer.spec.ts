@@ -174,6 +174,13 @@ test('counts a filter’s matches, draws the query panel, and an edited filter t
   await expect(page.locator('#query-scans tbody tr').nth(1)).toHaveAttribute('data-bytes', String(first.bytesFetched));
   await expect(page.locator('#query-bytes')).toHaveAttribute('data-bytes', String(first.bytesFetched));
   await expect(page.locator('#query-bytes')).toHaveAttribute('data-requests', String(first.requests));
+  // Why that many requests: the gaps read through, the gap's size and the link's measure.
+  await expect(page.locator('#query-gaps')).toHaveAttribute('data-read-through', String(first.bytesReadThrough));
+  await expect(page.locator('#query-gaps')).toHaveAttribute('data-gap', String(first.gapBytes));
+  expect(first.gapBytes).toBeGreaterThanOrEqual(64 * 1024);
+  // Footer and pages of SF1 came from 127.0.0.1 by now: the link is measured.
+  expect(first.linkBytesPerMs).toBeGreaterThan(0);
+  await expect(page.locator('#query-gaps')).toHaveAttribute('data-link', String(first.linkBytesPerMs));
   await expect(page.locator('#query-cache')).toHaveAttribute('data-hits', String(first.columnCache.hits));
   // Where the time went, step by step, as the scan's timeline says.
   await expect(page.locator('#query-timeline')).toHaveAttribute('data-done', String(first.timeline.done));

@@ -342,7 +342,15 @@ test('a one-row-group file with no offset index, split across the workers, reads
     const wholeTable = await whole.toTable();
     const cheap = file.scan({ columns: ['id'], filter: 'value < 0.25' });
     const cheapTable = await cheap.toTable();
+    // The gap left to the link: the chunk between may be read through, and the stats say so.
+    const measured = await skim.createReader({ workers: 2, inlineTaskBytes: 0, inlineScanBytes: 0 });
+    const measuredFile = await measured.open('/sample/datasets/single/one-row-group.parquet');
+    const linked = measuredFile.scan({ columns: ['id', 'name'] });
+    const linkedRows = (await linked.toTable()).numRows;
+    const { bytesFetched, bytesReadThrough, gapBytes, linkBytesPerMs } = linked.stats;
+    measured.dispose();
     const out = {
+      linked: { rows: linkedRows, bytesFetched, bytesReadThrough, gapBytes, linkBytesPerMs },
       pageIndex: file.metadata.hasPageIndex,
       rowGroups: file.metadata.rowGroups.length,
       chunks: { id: chunk('id'), value: chunk('value'), name: chunk('name') },
@@ -351,8 +359,15 @@ test('a one-row-group file with no offset index, split across the workers, reads
     };
     reader.dispose();
     return out;
-    function pick(s: { tasksTotal: number; bytesFetched: number; bytesFetchedFilter: number; bytesPlanned: number }) {
+    function pick(s: {
+      tasksTotal: number;
+      bytesFetched: number;
+      bytesFetchedFilter: number;
+      bytesPlanned: number;
+      bytesReadThrough: number;
+    }) {
       return {
+        readThrough: s.bytesReadThrough,
         tasks: s.tasksTotal,
         fetched: s.bytesFetched,
         fetchedFilter: s.bytesFetchedFilter,
@@ -373,4 +388,14 @@ test('a one-row-group file with no offset index, split across the workers, reads
   expect(result.cheap).toMatchObject({ rows: reference.cheap.rows, sumId: reference.cheap.sumId });
   expect(result.cheap.fetchedFilter).toBe(value);
   expect(result.cheap.fetched).toBe(value + id);
+  // Pinned, nothing was read through; with the gap measured, only the `value` chunk could be.
+  expect(result.whole.readThrough).toBe(0);
+  const { linked } = result;
+  expect(linked.rows).toBe(reference.rows);
+  expect(linked.bytesFetched - linked.bytesReadThrough).toBe(id + name);
+  expect([0, value]).toContain(linked.bytesReadThrough);
+  expect(linked.gapBytes).toBeGreaterThanOrEqual(64 * 1024);
+  if (linked.bytesReadThrough > 0) expect(linked.gapBytes).toBeGreaterThanOrEqual(value);
+  // The other reader's footer read and scans came from this origin first: the link was measured.
+  expect(linked.linkBytesPerMs).toBeGreaterThan(0);
 });

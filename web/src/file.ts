@@ -560,7 +560,8 @@ export interface FilePart {
 
 /** Fresh I/O counters of a scan's two phases. */
 export function newPhaseCosts(): PhaseCosts {
-  return { filter: { requests: 0, bytes: 0, ms: 0 }, output: { requests: 0, bytes: 0, ms: 0 } };
+  const phase = () => ({ requests: 0, bytes: 0, ms: 0, readThroughBytes: 0, gapBytes: 0 });
+  return { filter: phase(), output: phase() };
 }
 
 /** A plan with its request and live statistics. */
@@ -600,6 +601,9 @@ export function syncStats(stats: ScanStats, cost: PhaseCosts, plannedAt: number,
   stats.bytesFetchedFilter = cost.filter.bytes;
   stats.bytesFetchedOutput = cost.output.bytes;
   stats.bytesFetched = cost.filter.bytes + cost.output.bytes;
+  stats.bytesReadThrough = cost.filter.readThroughBytes + cost.output.readThroughBytes;
+  stats.gapBytes = Math.max(cost.filter.gapBytes, cost.output.gapBytes);
+  stats.linkBytesPerMs = cost.output.linkBytesPerMs ?? cost.filter.linkBytesPerMs ?? null;
   stats.fetchMs = cost.filter.ms + cost.output.ms;
   stats.elapsedMs = performance.now() - started;
 }
@@ -687,6 +691,9 @@ export function emptyScanStats(cachedBytes: number, budgetBytes: number): ScanSt
     bytesFetchedFilter: 0,
     bytesFetchedOutput: 0,
     requests: 0,
+    bytesReadThrough: 0,
+    gapBytes: 0,
+    linkBytesPerMs: null,
     pageWalkRounds: 0,
     fetchMs: 0,
     decodeMs: 0,

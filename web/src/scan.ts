@@ -54,6 +54,24 @@ export interface ScanStats extends Omit<PlanStats, 'prunedRowGroups'> {
   /** Range requests made (after coalescing). */
   requests: number;
   /**
+   * Of `bytesFetched`, the bytes between wanted ranges that requests read through, each merge to
+   * save a request (see `gapBytes`).
+   */
+  bytesReadThrough: number;
+  /**
+   * The largest gap between two wanted ranges the scan's reads would read through: the reader's
+   * `coalesceGapBytes` (64 KiB by default), or, left to the default over a link measured fast,
+   * what the link moves in 2 ms (up to 1 MiB) between two large runs of wanted bytes. It follows
+   * `linkBytesPerMs`, so the same scan can make fewer requests on a fast link than on a slow one.
+   */
+  gapBytes: number;
+  /**
+   * The source's link when the scan last read: bytes per millisecond of response bodies in
+   * transit, per origin (latency not counted). `null` until 256 KiB came from the origin, and for
+   * a `Blob` or bytes in memory.
+   */
+  linkBytesPerMs: number | null;
+  /**
    * Rounds of reads spent walking page headers before planning, in a file without an offset
    * index, so that first rows read their pages rather than whole column chunks (0 otherwise).
    * Their requests and bytes count in `requests` and `bytesFetchedOutput`.

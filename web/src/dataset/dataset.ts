@@ -944,6 +944,7 @@ function totals(
     'bytesFetchedFilter',
     'bytesFetchedOutput',
     'requests',
+    'bytesReadThrough',
     'pageWalkRounds',
     'fetchMs',
     'decodeMs',
@@ -951,6 +952,10 @@ function totals(
   ] as const;
   for (const key of sums) stats[key] = costs.reduce((sum, { scan }) => sum + scan[key], 0);
   stats.wasmMemoryPeakBytes = Math.max(0, ...costs.map(({ scan }) => scan.wasmMemoryPeakBytes));
+  stats.gapBytes = Math.max(0, ...costs.map(({ scan }) => scan.gapBytes));
+  // Files of one origin share its measure: the latest file's is the newest.
+  stats.linkBytesPerMs =
+    [...costs].reverse().find(({ scan }) => scan.linkBytesPerMs !== null)?.scan.linkBytesPerMs ?? null;
   const cache = stats.columnCache;
   for (const key of ['hits', 'misses', 'bytesInserted', 'bytesEvicted', 'bytesRejected'] as const) {
     cache[key] = costs.reduce((sum, { scan }) => sum + scan.columnCache[key], 0);

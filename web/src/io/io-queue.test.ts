@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { ParquetSkimError } from '../errors.js';
-import { DEFAULT_IO_CONCURRENCY, IoQueue, Prefetch, type RangeReader, TRANSPORT_SLOTS } from './io-queue.js';
+import {
+  DEFAULT_IO_CONCURRENCY,
+  type IoCost,
+  IoQueue,
+  Prefetch,
+  type RangeReader,
+  TRANSPORT_SLOTS,
+} from './io-queue.js';
 
 /** A reader over `size` bytes (byte i = i % 256) that records concurrency. */
 function recordingReader(size: number, delayMs: number) {
@@ -65,15 +72,21 @@ describe('IoQueue', () => {
       return { reader: { read: reader.read, remote, bytesPerMs: 256 * KB }, state };
     };
     const remote = fast(true);
-    await new IoQueue().read(remote.reader, ranges);
+    const cost = { requests: 0, bytes: 0, ms: 0, readThroughBytes: 0, gapBytes: 0 };
+    await new IoQueue().read(remote.reader, ranges, undefined, cost);
     expect(remote.state.calls).toEqual([
       [0, 941 * KB],
       [1021 * KB, 1029 * KB],
     ]);
+    // The scan's stats say why: the 91 KB read through, at the gap the link allowed.
+    expect(cost).toMatchObject({ readThroughBytes: 91 * KB, gapBytes: 512 * KB, linkBytesPerMs: 256 * KB });
     // The same link, not yet measured, or measured slow: the default gap.
     const unmeasured = recordingReader(2048 * KB, 0);
-    await new IoQueue().read({ read: unmeasured.reader.read, remote: true }, ranges);
+    const unmeasuredCost: IoCost = { requests: 0, bytes: 0, ms: 0, readThroughBytes: 0, gapBytes: 0 };
+    await new IoQueue().read({ read: unmeasured.reader.read, remote: true }, ranges, undefined, unmeasuredCost);
     expect(unmeasured.state.calls).toHaveLength(3);
+    expect(unmeasuredCost).toMatchObject({ readThroughBytes: 0, gapBytes: 64 * KB });
+    expect(unmeasuredCost.linkBytesPerMs).toBeUndefined();
     const slow = recordingReader(2048 * KB, 0);
     await new IoQueue().read({ read: slow.reader.read, remote: true, bytesPerMs: 12 * KB }, ranges);
     expect(slow.state.calls).toHaveLength(3);
@@ -92,7 +105,7 @@ describe('IoQueue', () => {
   it('coalesces, returns the bytes read, and counts cost', async () => {
     const { reader, state } = recordingReader(10_000, 1);
     const queue = new IoQueue({ gapBytes: 50 });
-    const cost = { requests: 0, bytes: 0, ms: 0 };
+    const cost = { requests: 0, bytes: 0, ms: 0, readThroughBytes: 0, gapBytes: 0 };
     const chunks = await queue.read(
       reader,
       [
@@ -112,6 +125,22 @@ describe('IoQueue', () => {
       [5000, 10, 5000 % 256],
     ]);
     expect({ requests: cost.requests, bytes: cost.bytes }).toEqual({ requests: 2, bytes: 210 });
+    // 20 of the 210 bytes lie between the wanted ranges; overlapping ranges count once.
+    expect({ readThroughBytes: cost.readThroughBytes, gapBytes: cost.gapBytes }).toEqual({
+      readThroughBytes: 20,
+      gapBytes: 50,
+    });
+    await queue.read(
+      reader,
+      [
+        { start: 0, end: 60 },
+        { start: 40, end: 80 },
+        { start: 80, end: 90 },
+      ],
+      undefined,
+      cost,
+    );
+    expect(cost.readThroughBytes).toBe(20);
     expect(cost.ms).toBeGreaterThan(0);
   });
 

@@ -76,6 +76,12 @@ export interface IoCost {
   bytes: number;
   /** Sum of request durations (overlapping requests each count). */
   ms: number;
+  /** Of `bytes`, those between wanted ranges that requests read through, each to save a request. */
+  readThroughBytes: number;
+  /** The largest gap the rule in force would read through, over every read so far (0: none yet). */
+  gapBytes: number;
+  /** The source's {@link RangeReader.bytesPerMs} when the last read was planned, once measured. */
+  linkBytesPerMs?: number;
   /** `performance.now()` when the first request was sent, and when its bytes had all arrived. */
   firstSentAt?: number;
   firstDoneAt?: number;
@@ -129,6 +135,11 @@ export class IoQueue {
     return coalesce(ranges, this.gapBytes, this.maxRequestBytes, this.nearGapBytes(reader));
   }
 
+  /** The largest gap a read of `reader` reads through now: the given gap, or the link's if larger. */
+  gapFor(reader?: RangeReader): number {
+    return Math.max(this.gapBytes, this.nearGapBytes(reader));
+  }
+
   /** The larger gap a fast remote `reader` reads through between large runs (0: none). */
   private nearGapBytes(reader: RangeReader | undefined): number {
     if (!this.measuredGaps || reader?.remote !== true) return 0;
@@ -155,6 +166,10 @@ export class IoQueue {
   ): Promise<Chunk[]> {
     throwIfAborted(signal);
     const requests = this.requestsFor(ranges, reader);
+    if (cost !== undefined) {
+      cost.gapBytes = Math.max(cost.gapBytes, this.gapFor(reader));
+      if (reader.bytesPerMs !== undefined) cost.linkBytesPerMs = reader.bytesPerMs;
+    }
     const batch = new AbortController();
     const waits = new Set<Waiter>();
     const inFlight = new Set<AbortController>();
@@ -172,7 +187,7 @@ export class IoQueue {
     };
     const unwatch = signal === undefined ? undefined : this.watch(signal, cancel);
     try {
-      return await Promise.all(
+      const chunks = await Promise.all(
         requests.map(async (request) => {
           await this.acquire(waits, prefetch);
           const own = new AbortController();
@@ -201,6 +216,8 @@ export class IoQueue {
           }
         }),
       );
+      if (cost !== undefined) cost.readThroughBytes += lengthOf(requests) - lengthOf(coalesce(ranges, 0, Infinity));
+      return chunks;
     } finally {
       unwatch?.();
     }
@@ -286,6 +303,11 @@ export class IoQueue {
       this.waitingPrefetch.shift()?.grant();
     }
   }
+}
+
+/** Bytes `ranges` span together (they do not overlap). */
+function lengthOf(ranges: readonly ByteRange[]): number {
+  return ranges.reduce((sum, r) => sum + (r.end - r.start), 0);
 }
 
 function positiveInteger(name: string, value: number): number {

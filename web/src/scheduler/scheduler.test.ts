@@ -115,8 +115,8 @@ const plan = (tasks: PlannedTask[], limit: number | null = null): ReadPlan => ({
 });
 
 const costs = (): PhaseCosts => ({
-  filter: { requests: 0, bytes: 0, ms: 0 },
-  output: { requests: 0, bytes: 0, ms: 0 },
+  filter: { requests: 0, bytes: 0, ms: 0, readThroughBytes: 0, gapBytes: 0 },
+  output: { requests: 0, bytes: 0, ms: 0, readThroughBytes: 0, gapBytes: 0 },
 });
 
 function context(executor: Executor, reader: RangeReader, overrides: Partial<ScanContext> = {}): ScanContext {
