@@ -16,6 +16,7 @@ interface Reference {
     regionNull: number;
     euCheap: { rows: number; sumId: number };
     lateSumValue: number;
+    cheapPartitions: { sumYear: number; sumIdTimesYear: number; regions: number; minRegion: string; maxYear: number };
     rowsPerFile: Record<string, number>;
   };
   mixed: { files: string[]; types: Record<string, string>; columns: Record<string, unknown[]> };
@@ -52,6 +53,18 @@ test('a hive-partitioned folder over HTTP: one table, partition pruning with no 
       aggregates: { total: skim.sum(skim.col('value')) },
       filter: 'year >= 2022',
     });
+    // Aggregates of the partition columns: from the rows that pass and each file's values.
+    const { col } = skim;
+    const partitions = await dataset.aggregate({
+      filter: 'value < 0.25',
+      aggregates: {
+        sumYear: skim.sum(col('year')),
+        sumIdTimesYear: skim.sum(skim.expr(col('id')).mul(col('year'))),
+        regions: skim.count(col('region')),
+        minRegion: skim.min(col('region')),
+        maxYear: skim.max(col('year')),
+      },
+    });
     const workers = { alive: reader.workerCount, onPage: reader.stats().workers.tasksOnPage };
     reader.dispose();
     return {
@@ -64,6 +77,7 @@ test('a hive-partitioned folder over HTTP: one table, partition pruning with no 
       nulls,
       year: { rows: year.numRows, years: [...years], fates: yearScan.stats.files.map((f) => f.fate) },
       late: late.values.total,
+      partitions: Object.fromEntries(Object.entries(partitions.values).map(([k, v]) => [k, String(v)])),
       workers,
     };
   }, urls);
@@ -82,6 +96,9 @@ test('a hive-partitioned folder over HTTP: one table, partition pruning with no 
   expect(result.year.years).toEqual(['2021']);
   expect(result.year.fates.filter((f) => f === 'read')).toHaveLength(3);
   expect(result.late).toBeCloseTo(reference.hive.lateSumValue, 6);
+  expect(result.partitions).toEqual(
+    Object.fromEntries(Object.entries(reference.hive.cheapPartitions).map(([k, v]) => [k, String(v)])),
+  );
   expect(result.workers.alive).toBeGreaterThan(0);
   expect(result.workers.onPage).toBe(0);
 });

@@ -9,7 +9,8 @@ tests/.cache/data/datasets/ (served by the browser tests' range server under /sa
 - `mixed/`: two files whose columns widen (int32/int64, float/double, string/large_string) and one
   column only the second has;
 - `broken/`: two good files and one that is not Parquet;
-- `reference.json`: the files in order and the answers. Skipped when it is already there.
+- `reference.json`: the files in order and the answers. Skipped when it is already there, written
+  by this version of the script (`VERSION`, raised whenever the answers asked for change).
 - `single/one-row-group.parquet` (not a dataset): 300,000 rows in one row group, pyarrow's
   `write_table` defaults (no page index), with `single/reference.json`: a row group the reader
   splits across workers, where every task must read whole column chunks. Written when missing.
@@ -25,6 +26,8 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 ROWS = 120_000
+# Raised when the answers change: a reference.json of another version is written again.
+VERSION = 2
 
 
 def source_table():
@@ -68,6 +71,7 @@ def write_hive(root):
             break
     eu_cheap = table.filter(pc.and_(pc.equal(table["region"], "EU"), pc.less(table["value"], 0.25)))
     late = table.filter(pc.greater_equal(table["year"], 2022))
+    cheap = table.filter(pc.less(table["value"], 0.25))
     return {
         "files": files,
         "rows": table.num_rows,
@@ -76,6 +80,14 @@ def write_hive(root):
         "regionNull": table.filter(pc.is_null(table["region"])).num_rows,
         "euCheap": {"rows": eu_cheap.num_rows, "sumId": pc.sum(eu_cheap["id"]).as_py()},
         "lateSumValue": pc.sum(late["value"]).as_py(),
+        # Aggregates of the partition columns over value < 0.25.
+        "cheapPartitions": {
+            "sumYear": pc.sum(cheap["year"]).as_py(),
+            "sumIdTimesYear": pc.sum(pc.multiply(cheap["id"], cheap["year"])).as_py(),
+            "regions": pc.count(cheap["region"]).as_py(),
+            "minRegion": pc.min(cheap["region"]).as_py(),
+            "maxYear": pc.max(cheap["year"]).as_py(),
+        },
         "rowsPerFile": {f: pq.ParquetFile(os.path.join(root, f)).metadata.num_rows for f in files},
     }
 
@@ -145,10 +157,15 @@ def write_single(root):
         json.dump(answers, f, indent=1)
 
 
+def current(reference):
+    with open(reference) as f:
+        return json.load(f).get("version") == VERSION
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "../.cache/data/datasets")
     reference = os.path.join(out, "reference.json")
-    if os.path.exists(reference):
+    if os.path.exists(reference) and current(reference):
         if not os.path.exists(os.path.join(out, "single", "reference.json")):
             write_single(os.path.join(out, "single"))
         return
@@ -157,6 +174,7 @@ def main():
     hive = write_hive(os.path.join(out, "hive"))
     write_single(os.path.join(out, "single"))
     answers = {
+        "version": VERSION,
         "hive": hive,
         "mixed": write_mixed(os.path.join(out, "mixed")),
         "broken": write_broken(os.path.join(out, "broken"), os.path.join(out, "hive"), hive["files"]),

@@ -6,7 +6,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRangeServer } from '../../../tests/server/range-server.mjs';
-import { count, sum } from '../aggregate.js';
+import { count, expr, max, min, sum } from '../aggregate.js';
 import { ParquetSkimError } from '../errors.js';
 import { col } from '../filter.js';
 import { createReader, type Reader } from '../reader.js';
@@ -160,11 +160,95 @@ describe('a dataset of files read as one table', () => {
     expect(() => dataset.scan({ filter: "date_string_col = '01/01/09'" })).toThrow(/SCHEMA|widens/);
   });
 
-  it('names the column when it is unknown, and refuses aggregates over partitions', async () => {
+  it('names the column when it is unknown, and refuses what partition columns cannot answer', async () => {
     expect(() => dataset.scan({ columns: ['nope'] })).toThrow(/unknown column 'nope'/);
     await expect(dataset.aggregate({ aggregates: { s: sum(col('region')) } })).rejects.toMatchObject({
-      code: 'UNSUPPORTED',
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringContaining("the partition column 'region' holds strings"),
     });
+    await expect(dataset.aggregate({ aggregates: { s: max(expr(col('day')).add(1)) } })).rejects.toMatchObject({
+      code: 'UNSUPPORTED',
+      message: expect.stringContaining("partition columns alone ('day')"),
+    });
+  });
+
+  it('aggregates partition columns as the rows that pass and their files’ values, as a scan sees them', async () => {
+    const filter = 'id < 100 OR int_col = 1';
+    const table = await dataset.scan({ columns: ['id', 'region', 'day'], filter }).toTable();
+    const idSum = ([...(table.getChild('id') ?? [])] as number[]).reduce((a, b) => a + BigInt(b), 0n);
+    const regions = [...(table.getChild('region') ?? [])] as Array<string | null>;
+    const days = [...(table.getChild('day') ?? [])].map((d) => new Date(d as number).toISOString().slice(0, 10));
+    const present = regions.filter((r): r is string => r !== null).sort();
+    const result = await dataset.aggregate({
+      filter,
+      aggregates: {
+        rows: count(),
+        regions: count(col('region')),
+        firstRegion: min(col('region')),
+        lastRegion: max(col('region')),
+        firstDay: min(col('day')),
+        lastDay: max(col('day')),
+        ids: sum(col('id')),
+      },
+    });
+    expect(table.numRows).toBeGreaterThan(0);
+    expect(present.length).toBeLessThan(table.numRows);
+    expect(result.values).toMatchObject({
+      rows: table.numRows,
+      regions: present.length,
+      firstRegion: present[0],
+      lastRegion: present[present.length - 1],
+      firstDay: [...days].sort()[0],
+      lastDay: [...days].sort()[days.length - 1],
+      // Folded by the tasks beside the count the partition aggregates are made from.
+      ids: idSum,
+    });
+    // Unfiltered, counts of partition columns come from the footers: nothing is fetched.
+    const whole = await dataset.aggregate({ aggregates: { regions: count(col('region')), lastDay: max(col('day')) } });
+    expect(whole.values).toEqual({ regions: 7312 - (ids[3]?.length ?? 0), lastDay: '2009-04-01' });
+    expect(whole.stats.requests).toBe(0);
+  });
+
+  it('puts int64 partition values into arithmetic with the files’ columns, exactly', async () => {
+    const byYear = await reader.openDataset(
+      await Promise.all(
+        [
+          ['year=2008/a.parquet', 'alltypes_plain.parquet'],
+          ['year=2009/b.parquet', 'alltypes_dictionary.parquet'],
+          ['year=__HIVE_DEFAULT_PARTITION__/c.parquet', 'alltypes_plain.snappy.parquet'],
+        ].map(async ([p, name]) => ({ path: p as string, file: await blob(name as string) })),
+      ),
+    );
+    expect(byYear.schema.fields.find((f) => f.name === 'year')?.type.toString()).toBe('Int64');
+    const filter = 'id > 0';
+    const table = await byYear.scan({ columns: ['id', 'year'], filter }).toTable();
+    const idsOut = [...(table.getChild('id') ?? [])] as number[];
+    const years = [...(table.getChild('year') ?? [])] as Array<bigint | null>;
+    let weighted = 0n;
+    let yearSum = 0n;
+    idsOut.forEach((id, i) => {
+      const year = years[i];
+      if (year === null || year === undefined) return;
+      weighted += BigInt(id) * year;
+      yearSum += year;
+    });
+    const { values } = await byYear.aggregate({
+      filter,
+      aggregates: {
+        weighted: sum(expr(col('id')).mul(col('year'))),
+        years: sum(col('year')),
+        n: count(col('year')),
+        top: max(col('year')),
+      },
+    });
+    expect(years.some((y) => y === null)).toBe(true);
+    expect(values).toEqual({
+      weighted,
+      years: yearSum,
+      n: years.filter((y) => y !== null).length,
+      top: 2009n,
+    });
+    byYear.close();
   });
 
   it('fails on a file that is not Parquet, naming it; or skips it and lists it', async () => {

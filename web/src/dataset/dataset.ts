@@ -29,6 +29,7 @@ import { type Field, type RecordBatch, Schema } from 'apache-arrow';
 import {
   type AggregateAst,
   type AggregateValue,
+  count,
   finish,
   mergePartials,
   type Partial,
@@ -55,6 +56,7 @@ import type { TaskResult } from '../scheduler/executor.js';
 import type { PhaseCosts, ScanPart, SchedulerContext } from '../scheduler/scheduler.js';
 import { runParts } from '../scheduler/scheduler.js';
 import type { HeldFiles } from './held-files.js';
+import { aggregateInFile, checkPartitionAggregate } from './partition-aggregates.js';
 import { type Constant, filterColumns, foldFilter, type PartitionColumn, type PartitionValue } from './partitions.js';
 import { conformBatch, sameType, type UnifiedSchema, widen } from './schema.js';
 
@@ -151,8 +153,8 @@ interface PartState {
   left: number;
   /** Values of the partition columns, for the file's batches. */
   constants: Map<string, PartitionValue>;
-  /** Aggregates: which of the dataset's aggregates each of the file's is. */
-  aggregateIndex?: number[];
+  /** Aggregates: what each of the file's partials gives the dataset's aggregates. */
+  feeds?: PartialFeed[];
   failed: boolean;
 }
 
@@ -161,8 +163,15 @@ interface FileDecision {
   part: FilePart;
   skip: number;
   left: number;
-  aggregateIndex?: number[];
+  feeds?: PartialFeed[];
 }
+
+/**
+ * What one partial of a file's tasks gives the dataset's aggregates: `[aggregate index, partial]`
+ * pairs (one, for an aggregate the tasks fold; one per aggregate of a partition column, for the
+ * count of the rows that pass).
+ */
+type PartialFeed = (partial: Partial) => Array<[number, Partial]>;
 
 /** One scan or aggregate over the files. */
 interface RunSpec {
@@ -538,15 +547,8 @@ export class Dataset {
     const specs = names.map((name) => options.aggregates[name]);
     this.context.checkScanOptions({ batchSize: options.batchSize, aggregates: specs.length });
     for (const spec of specs) {
-      for (const name of valueColumns(spec.expr)) {
-        this.field(name);
-        if (this.partitions.some((p) => p.name === name)) {
-          throw new ParquetSkimError(
-            'UNSUPPORTED',
-            `aggregates over the partition column '${name}' are not supported: filter on it instead, or scan it`,
-          );
-        }
-      }
+      for (const name of valueColumns(spec.expr)) this.field(name);
+      checkPartitionAggregate(spec, this.partitions);
     }
     const filter = this.filterAst(options.filter);
     const { batchSize } = options;
@@ -567,36 +569,52 @@ export class Dataset {
       plan: (index, file, constants) => {
         const folded = filter === undefined ? ({ kind: 'all' } as const) : foldFilter(filter, constants);
         if (folded.kind === 'none') return 'partition';
-        // Aggregates over a column the file lacks see only nulls there: they take nothing from it.
-        const present = specs.flatMap((spec, i) =>
-          valueColumns(spec.expr).every((name) => !constants.has(name)) ? [i] : [],
-        );
-        if (present.length === 0) return 'unread';
-        if (folded.kind === 'all' && present.every((i) => specs[i]?.fn === 'count' && specs[i]?.expr === undefined)) {
+        // Each aggregate in this file: folded by its tasks, made from its count of rows (of a
+        // partition column), or nothing (a column the file lacks, a null partition: only nulls).
+        const inFile = specs.map((spec) => aggregateInFile(spec, constants));
+        const folds = inFile.flatMap((a, i) => (a.kind === 'tasks' ? [{ i, spec: a.spec }] : []));
+        const fromRows = inFile.flatMap((a, i) => (a.kind === 'rows' ? [{ i, partial: a.partial }] : []));
+        if (folds.length === 0 && fromRows.length === 0) return 'unread';
+        const feeds: PartialFeed[] = [
+          ...folds.map(
+            ({ i }): PartialFeed =>
+              (partial) => [[i, partial]],
+          ),
+          ...(fromRows.length === 0
+            ? []
+            : [
+                (rows: Partial): Array<[number, Partial]> => fromRows.map(({ i, partial }) => [i, partial(rows.count)]),
+              ]),
+        ];
+        const fileSpecs = [...folds.map(({ spec }) => spec), ...(fromRows.length === 0 ? [] : [count()])];
+        if (folded.kind === 'all' && fileSpecs.every((spec) => spec.fn === 'count' && spec.expr === undefined)) {
+          // Every row passes and only rows are counted: the footer's count.
           const rows = this.files[index]?.rows ?? 0;
-          for (const i of present) add(i, { kind: 'count', scale: 0, dataType: 'Int64', count: rows, value: null });
+          const counted: Partial = { kind: 'count', scale: 0, dataType: 'Int64', count: rows, value: null };
+          for (const feed of feeds) for (const [i, partial] of feed(counted)) add(i, partial);
           stats.rowsOut += rows;
           return 'read';
         }
         this.assertFits(index, [
-          ...present.flatMap((i) => valueColumns(specs[i]?.expr)),
+          ...fileSpecs.flatMap((spec) => valueColumns(spec.expr)),
           ...(folded.kind === 'filter' ? filterColumns(folded.ast) : []),
         ]);
         const part = file.planPart(
-          {
-            filter: folded.kind === 'filter' ? folded.ast : undefined,
-            batchSize,
-            aggregates: present.flatMap((i) => specs[i] ?? []),
-          },
+          { filter: folded.kind === 'filter' ? folded.ast : undefined, batchSize, aggregates: fileSpecs },
           startedAt,
         );
-        return { part, skip: 0, left: Number.POSITIVE_INFINITY, aggregateIndex: present };
+        return { part, skip: 0, left: Number.POSITIVE_INFINITY, feeds };
       },
     });
     for await (const { state, result } of run) {
       const partials = result.partials ?? null;
       if (partials === null) throw new ParquetSkimError('INTERNAL', 'an aggregate task returned no partials');
-      for (const [j, partial] of partials.entries()) add(state.aggregateIndex?.[j] ?? j, partial);
+      for (const [j, partial] of partials.entries()) {
+        const feed = state.feeds?.[j];
+        if (feed === undefined)
+          throw new ParquetSkimError('INTERNAL', `an aggregate task returned partial ${j} unasked`);
+        for (const [i, value] of feed(partial)) add(i, value);
+      }
       stats.rowsOut += result.rows;
       options.onProgress?.(progressOf(stats));
     }
@@ -729,7 +747,7 @@ export class Dataset {
         left: decided.left,
         constants: partitionValues(entry, this.partitions),
         failed: false,
-        ...(decided.aggregateIndex !== undefined ? { aggregateIndex: decided.aggregateIndex } : {}),
+        ...(decided.feeds !== undefined ? { feeds: decided.feeds } : {}),
       });
       yield withHooks;
     }
