@@ -1,7 +1,13 @@
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { startRangeServer } from '../../tests/server/range-server.mjs';
+import { linkOf } from './io/source.js';
 import { createReader } from './reader.js';
 import { wasmBuildFor } from './wasm-build.js';
-import { checkWasmSimd, defaultWasmUrl } from './wasm-loader.js';
+import { checkWasmSimd, compileWasm, defaultWasmUrl } from './wasm-loader.js';
 
 describe('WebAssembly SIMD', () => {
   afterEach(() => {
@@ -76,5 +82,30 @@ describe('the build for each engine', () => {
     const reader = await createReader();
     expect(reader.stats().startup.wasmBuild).toBe('simd');
     reader.dispose();
+  });
+});
+
+describe('the .wasm download', () => {
+  it('is a body of its origin’s link: the meter counts it, streamed or not', async () => {
+    const wasmDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'wasm');
+    const streamed = await startRangeServer({ mounts: { '/': wasmDir } });
+    // Named so that the server calls it application/octet-stream: compiled from the whole body.
+    const plainDir = await mkdtemp(path.join(os.tmpdir(), 'skim-wasm-'));
+    await copyFile(path.join(wasmDir, 'parquet_skim_wasm_simd_bg.wasm'), path.join(plainDir, 'core.bin'));
+    const plain = await startRangeServer({ mounts: { '/': plainDir } });
+    try {
+      for (const url of [`${streamed.url}/parquet_skim_wasm_simd_bg.wasm`, `${plain.url}/core.bin`]) {
+        expect(linkOf(url).bytesPerMs()).toBeUndefined();
+        const module = await compileWasm(url);
+        expect(WebAssembly.Module.exports(module).length).toBeGreaterThan(0);
+        // The body's bytes are counted once the download has ended (a tick after the compile,
+        // for the branch that only counts).
+        await vi.waitFor(() => expect(linkOf(url).bytesPerMs()).toBeGreaterThan(0));
+      }
+    } finally {
+      await streamed.close();
+      await plain.close();
+      await rm(plainDir, { recursive: true, force: true });
+    }
   });
 });

@@ -8,6 +8,7 @@
  * Every thread then instantiates it with {@link instantiateWasm}.
  */
 import { ParquetSkimError } from './errors.js';
+import { linkOf } from './io/source.js';
 import { noteMemoryLimit, watchFailures } from './trap.js';
 import init, * as glue from './wasm/parquet_skim_wasm.js';
 import { defaultWasmBuild } from './wasm-build.js';
@@ -81,10 +82,41 @@ async function compileFrom(url: URL): Promise<WebAssembly.Module> {
     throw new Error(`expected the parquet-skim .wasm at ${url.href}, got HTTP ${response.status}; pass wasmUrl`);
   }
   const isWasmMime = response.headers.get('content-type')?.startsWith('application/wasm') ?? false;
+  // The download is a body from its origin like any range read: the origin's link meter counts
+  // it (`io/source.ts`), through a second branch of the stream when it is compiled as it streams.
+  const link = linkOf(url.href);
+  link.begin();
   if (isWasmMime && typeof WebAssembly.compileStreaming === 'function') {
-    return WebAssembly.compileStreaming(response);
+    const body = response.body;
+    if (body === null) {
+      link.end(0);
+      return WebAssembly.compileStreaming(response);
+    }
+    const [compiled, metered] = body.tee();
+    void countBytes(metered).then(
+      (bytes) => link.end(bytes),
+      () => link.end(0),
+    );
+    return WebAssembly.compileStreaming(new Response(compiled, { headers: response.headers }));
   }
-  return WebAssembly.compile(await response.arrayBuffer());
+  let bytes: ArrayBuffer | undefined;
+  try {
+    bytes = await response.arrayBuffer();
+  } finally {
+    link.end(bytes?.byteLength ?? 0);
+  }
+  return WebAssembly.compile(bytes);
+}
+
+/** Reads `stream` to its end, keeping nothing: how many bytes it held. */
+async function countBytes(stream: ReadableStream<Uint8Array>): Promise<number> {
+  const reader = stream.getReader();
+  let bytes = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return bytes;
+    bytes += value.byteLength;
+  }
 }
 
 let instance: Promise<Wasm> | undefined;

@@ -55,6 +55,9 @@ const suffixBroken = new Set<string>();
  * of it. The I/O queue reads through larger gaps on a link measured fast (`coalesce.ts`). Per
  * origin, not per file: a dataset's files share the link, and their footers are often too small
  * to measure it. Recent reads weigh most: past {@link LINK_WINDOW_BYTES} both sums are halved.
+ * The package's own `.wasm` download is one such body (`wasm-loader.ts`): a page that opens a file
+ * of its own origin as it loads reads the footer beside it, and the footer alone measured the
+ * share of the link the download left it.
  */
 export class LinkMeter implements BodyMeter {
   private inFlight = 0;
@@ -96,7 +99,8 @@ export const LINK_WINDOW_BYTES = 32 * 1024 * 1024;
 /** Each origin's meter. */
 const links = new Map<string, LinkMeter>();
 
-function linkOf(url: string): LinkMeter {
+/** The meter of `url`'s origin (one per origin, made on first use). */
+export function linkOf(url: string): LinkMeter {
   const origin = originOf(url);
   let link = links.get(origin);
   if (link === undefined) {
