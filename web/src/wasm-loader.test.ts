@@ -98,8 +98,8 @@ describe('the .wasm download', () => {
         expect(linkOf(url).bytesPerMs()).toBeUndefined();
         const module = await compileWasm(url);
         expect(WebAssembly.Module.exports(module).length).toBeGreaterThan(0);
-        // The body's bytes are counted once the download has ended (a tick after the compile,
-        // for the branch that only counts).
+        // Counted from the runtime's record of the download (Resource Timing), at the latest a
+        // task after the compile.
         await vi.waitFor(() => expect(linkOf(url).bytesPerMs()).toBeGreaterThan(0));
       }
     } finally {

@@ -82,41 +82,33 @@ async function compileFrom(url: URL): Promise<WebAssembly.Module> {
     throw new Error(`expected the parquet-skim .wasm at ${url.href}, got HTTP ${response.status}; pass wasmUrl`);
   }
   const isWasmMime = response.headers.get('content-type')?.startsWith('application/wasm') ?? false;
-  // The download is a body from its origin like any range read: the origin's link meter counts
-  // it (`io/source.ts`), through a second branch of the stream when it is compiled as it streams.
-  const link = linkOf(url.href);
-  link.begin();
-  if (isWasmMime && typeof WebAssembly.compileStreaming === 'function') {
-    const body = response.body;
-    if (body === null) {
-      link.end(0);
-      return WebAssembly.compileStreaming(response);
-    }
-    const [compiled, metered] = body.tee();
-    void countBytes(metered).then(
-      (bytes) => link.end(bytes),
-      () => link.end(0),
-    );
-    return WebAssembly.compileStreaming(new Response(compiled, { headers: response.headers }));
-  }
-  let bytes: ArrayBuffer | undefined;
-  try {
-    bytes = await response.arrayBuffer();
-  } finally {
-    link.end(bytes?.byteLength ?? 0);
-  }
-  return WebAssembly.compile(bytes);
+  const module =
+    isWasmMime && typeof WebAssembly.compileStreaming === 'function'
+      ? await WebAssembly.compileStreaming(response)
+      : await WebAssembly.compile(await response.arrayBuffer());
+  // The browser records the download as its body ends; the compile usually ends later.
+  if (!meterDownload(url)) setTimeout(() => meterDownload(url), 0);
+  return module;
 }
 
-/** Reads `stream` to its end, keeping nothing: how many bytes it held. */
-async function countBytes(stream: ReadableStream<Uint8Array>): Promise<number> {
-  const reader = stream.getReader();
-  let bytes = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return bytes;
-    bytes += value.byteLength;
+/**
+ * Counts the download of `url` in its origin's link meter (`io/source.ts`), from the browser's
+ * record of it (Resource Timing: when its body began and ended, and its bytes): the `.wasm` is a
+ * body from its origin like any range read, and a page that opens a file of that origin as it
+ * loads reads the footer beside it — alone, the footer measured the share of the link the download
+ * left it. Read from the record, not from a second branch of the stream: a branch made the
+ * streaming compile end ~10 ms later on a fresh page (`bench/results/2026-12-07-why-requests.md`).
+ * Nothing is counted where the record has no timings (another origin without
+ * `Timing-Allow-Origin`) or is not there a task after the compile. `true` once the record was found.
+ */
+function meterDownload(url: URL): boolean {
+  const entries = globalThis.performance?.getEntriesByName?.(url.href, 'resource') ?? [];
+  const entry = entries[entries.length - 1] as PerformanceResourceTiming | undefined;
+  if (entry === undefined) return false;
+  if (entry.responseStart > 0 && entry.encodedBodySize > 0) {
+    linkOf(url.href).addPast(entry.responseStart, entry.responseEnd, entry.encodedBodySize);
   }
+  return true;
 }
 
 let instance: Promise<Wasm> | undefined;

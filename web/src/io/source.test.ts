@@ -171,6 +171,29 @@ describe('the link’s throughput', () => {
     expect(link.bytesPerMs(6020)).toBeCloseTo((8 * MB) / 100);
   });
 
+  it('takes a body reported after the fact: its bytes, and the time no other body covered', () => {
+    const MB = 1024 * 1024;
+    // A 512 KiB footer arrived from 40 to 60 ms beside a 4 MiB download from 0 to 80 ms: the
+    // footer alone says 25.6 KiB/ms, both together 4.5 MiB in 80 ms.
+    const link = new LinkMeter();
+    link.begin(40);
+    link.end(MB / 2, 60);
+    expect(link.bytesPerMs(100)).toBeCloseTo(MB / 2 / 20);
+    link.addPast(0, 80, 4 * MB, 100);
+    expect(link.bytesPerMs(100)).toBeCloseTo((4.5 * MB) / 80);
+    // Reported while another body is in transit: the time they share counts once.
+    const open = new LinkMeter();
+    open.begin(50);
+    open.addPast(0, 80, 4 * MB, 90);
+    open.end(MB / 2, 100);
+    expect(open.bytesPerMs(100)).toBeCloseTo((4.5 * MB) / 100);
+    // Nothing from a record with no time or no bytes.
+    const empty = new LinkMeter();
+    empty.addPast(10, 5, MB);
+    empty.addPast(0, 10, 0);
+    expect(empty.bytesPerMs()).toBeUndefined();
+  });
+
   it('weighs recent reads most: a slow spell fades once newer bytes come in', () => {
     const link = new LinkMeter();
     // 32 MiB at 1 KiB/ms, then as much again at 1 MiB/ms.

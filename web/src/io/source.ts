@@ -64,6 +64,8 @@ export class LinkMeter implements BodyMeter {
   private busySince = 0;
   private busyMs = 0;
   private bytes = 0;
+  /** The latest spells with a body in transit, ended: what a body reported after the fact overlaps. */
+  private readonly spells: Array<{ start: number; end: number }> = [];
 
   /** A response body from the origin starts to arrive now. */
   begin(now = performance.now()): void {
@@ -75,7 +77,40 @@ export class LinkMeter implements BodyMeter {
   end(bytes: number, now = performance.now()): void {
     this.inFlight = Math.max(0, this.inFlight - 1);
     this.bytes += bytes;
-    if (this.inFlight === 0) this.busyMs += now - this.busySince;
+    if (this.inFlight === 0) {
+      this.busyMs += now - this.busySince;
+      this.spells.push({ start: this.busySince, end: now });
+      if (this.spells.length > KEPT_SPELLS) this.spells.shift();
+    }
+    this.halveWhenFull(now);
+  }
+
+  /**
+   * A body that arrived from `start` to `end` (both `performance.now()` times in the past) with
+   * `bytes`, reported after the fact (the browser's record of the package's `.wasm` download):
+   * its bytes count, and the part of its time no other body's spell covered.
+   */
+  addPast(start: number, end: number, bytes: number, now = performance.now()): void {
+    if (!(end >= start) || !(bytes > 0)) return;
+    const covered = [...this.spells, ...(this.inFlight > 0 ? [{ start: this.busySince, end: now }] : [])];
+    let uncovered = [{ start, end }];
+    for (const spell of covered) {
+      uncovered = uncovered.flatMap((part) =>
+        [
+          { start: part.start, end: Math.min(part.end, spell.start) },
+          { start: Math.max(part.start, spell.end), end: part.end },
+        ].filter((piece) => piece.end > piece.start),
+      );
+    }
+    this.busyMs += uncovered.reduce((sum, part) => sum + (part.end - part.start), 0);
+    this.spells.push({ start, end });
+    this.spells.sort((a, b) => a.start - b.start);
+    if (this.spells.length > KEPT_SPELLS) this.spells.shift();
+    this.bytes += bytes;
+    this.halveWhenFull(now);
+  }
+
+  private halveWhenFull(now: number): void {
     if (this.bytes > LINK_WINDOW_BYTES) {
       // Recent reads weigh most: a long-gone fast (or slow) spell fades out.
       this.bytes /= 2;
@@ -91,6 +126,9 @@ export class LinkMeter implements BodyMeter {
     return this.bytes / Math.max(ms, 0.1);
   }
 }
+
+/** Ended spells a meter keeps to tell what a body reported after the fact overlapped. */
+const KEPT_SPELLS = 16;
 
 /** Until this many bytes came in, a link's reads say more about its latency than its speed. */
 export const LINK_SAMPLE_BYTES = 256 * 1024;
