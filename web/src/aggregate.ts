@@ -55,6 +55,14 @@ export function expr(x: Operand): ValueExpr {
   return new ValueExpr(operand(x));
 }
 
+/** The column names a value expression reads (none for `undefined`, `count(*)`'s). */
+export function valueColumns(ast: ValueAst | undefined): string[] {
+  if (ast === undefined) return [];
+  if ('column' in ast) return [ast.column];
+  if ('value' in ast) return [];
+  return [...valueColumns(ast.left), ...valueColumns(ast.right)];
+}
+
 /** An aggregate: what to compute over the filtered rows (the core's `AggregateSpec`). */
 export type AggregateAst = AggregateSpec;
 

@@ -33,7 +33,7 @@ import {
   finish,
   mergePartials,
   type Partial,
-  type ValueAst,
+  valueColumns,
 } from '../aggregate.js';
 import { batchesFromIpc } from '../arrow.js';
 import { isAbortError, ParquetSkimError, throwIfAborted, toSkimError } from '../errors.js';
@@ -572,21 +572,20 @@ export class Dataset {
         // Each aggregate in this file: folded by its tasks, made from its count of rows (of a
         // partition column), or nothing (a column the file lacks, a null partition: only nulls).
         const inFile = specs.map((spec) => aggregateInFile(spec, constants));
-        const folds = inFile.flatMap((a, i) => (a.kind === 'tasks' ? [{ i, spec: a.spec }] : []));
+        const fileSpecs: AggregateAst[] = [];
+        const feeds: PartialFeed[] = [];
+        inFile.forEach((a, i) => {
+          if (a.kind !== 'tasks') return;
+          fileSpecs.push(a.spec);
+          feeds.push((partial) => [[i, partial]]);
+        });
         const fromRows = inFile.flatMap((a, i) => (a.kind === 'rows' ? [{ i, partial: a.partial }] : []));
-        if (folds.length === 0 && fromRows.length === 0) return 'unread';
-        const feeds: PartialFeed[] = [
-          ...folds.map(
-            ({ i }): PartialFeed =>
-              (partial) => [[i, partial]],
-          ),
-          ...(fromRows.length === 0
-            ? []
-            : [
-                (rows: Partial): Array<[number, Partial]> => fromRows.map(({ i, partial }) => [i, partial(rows.count)]),
-              ]),
-        ];
-        const fileSpecs = [...folds.map(({ spec }) => spec), ...(fromRows.length === 0 ? [] : [count()])];
+        if (fromRows.length > 0) {
+          // One count of the rows that pass makes every partition column's partial.
+          fileSpecs.push(count());
+          feeds.push((rows) => fromRows.map(({ i, partial }) => [i, partial(rows.count)]));
+        }
+        if (fileSpecs.length === 0) return 'unread';
         if (folded.kind === 'all' && fileSpecs.every((spec) => spec.fn === 'count' && spec.expr === undefined)) {
           // Every row passes and only rows are counted: the footer's count.
           const rows = this.files[index]?.rows ?? 0;
@@ -911,13 +910,6 @@ function cheapest(file: ParquetFile): string {
   }
   const names = file.schema.fields.map((f) => f.name);
   return names.reduce((best, name) => ((bytes.get(name) ?? 0) < (bytes.get(best) ?? 0) ? name : best), names[0] ?? '');
-}
-
-function valueColumns(ast: ValueAst | undefined): string[] {
-  if (ast === undefined) return [];
-  if ('column' in ast) return [ast.column];
-  if ('value' in ast) return [];
-  return [...valueColumns(ast.left), ...valueColumns(ast.right)];
 }
 
 function newStats(files: readonly DatasetFile[]): DatasetScanStats {

@@ -19,7 +19,7 @@
  * file is read, as the core refuses an aggregate of a constant; so is `sum` of a date or string
  * partition column, which the core refuses for such columns too.
  */
-import type { AggregateAst, ValueAst } from '../aggregate.js';
+import { type AggregateAst, type ValueAst, valueColumns } from '../aggregate.js';
 import { ParquetSkimError } from '../errors.js';
 import type { Partial } from '../wasm/contract.js';
 import type { Constant, PartitionColumn, PartitionType } from './partitions.js';
@@ -41,7 +41,7 @@ export function checkPartitionAggregate(spec: AggregateAst, partitions: readonly
   const expr = spec.expr;
   if (expr === undefined) return;
   const partitionOf = (name: string) => partitions.find((p) => p.name === name);
-  const names = columnsOf(expr);
+  const names = valueColumns(expr);
   if (names.length === 0 || !names.every((name) => partitionOf(name) !== undefined)) return;
   if (!('column' in expr)) {
     throw new ParquetSkimError(
@@ -67,7 +67,7 @@ export function checkPartitionAggregate(spec: AggregateAst, partitions: readonly
 export function aggregateInFile(spec: AggregateAst, constants: ReadonlyMap<string, Constant>): FileAggregate {
   const expr = spec.expr;
   if (expr === undefined) return { kind: 'tasks', spec };
-  const names = columnsOf(expr);
+  const names = valueColumns(expr);
   const constant = names.flatMap((name) => {
     const c = constants.get(name);
     return c === undefined ? [] : [c];
@@ -79,13 +79,6 @@ export function aggregateInFile(spec: AggregateAst, constants: ReadonlyMap<strin
     return { kind: 'rows', partial: (rows) => partialOf(spec.fn, c, rows) };
   }
   return { kind: 'tasks', spec: { ...spec, expr: withLiterals(expr, constants) } };
-}
-
-/** The column names `expr` reads. */
-function columnsOf(expr: ValueAst): string[] {
-  if ('column' in expr) return [expr.column];
-  if ('value' in expr) return [];
-  return [...columnsOf(expr.left), ...columnsOf(expr.right)];
 }
 
 /** `expr` with each constant column replaced by its value as text (the core parses it). */

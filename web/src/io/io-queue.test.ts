@@ -9,6 +9,11 @@ import {
   TRANSPORT_SLOTS,
 } from './io-queue.js';
 
+/** Counters of a read not yet made. */
+function freshCost(): IoCost {
+  return { requests: 0, bytes: 0, ms: 0, readThroughBytes: 0, gapBytes: 0 };
+}
+
 /** A reader over `size` bytes (byte i = i % 256) that records concurrency. */
 function recordingReader(size: number, delayMs: number) {
   const state = { active: 0, peak: 0, calls: [] as Array<[number, number]> };
@@ -72,7 +77,7 @@ describe('IoQueue', () => {
       return { reader: { read: reader.read, remote, bytesPerMs: 256 * KB }, state };
     };
     const remote = fast(true);
-    const cost = { requests: 0, bytes: 0, ms: 0, readThroughBytes: 0, gapBytes: 0 };
+    const cost = freshCost();
     await new IoQueue().read(remote.reader, ranges, undefined, cost);
     expect(remote.state.calls).toEqual([
       [0, 941 * KB],
@@ -82,7 +87,7 @@ describe('IoQueue', () => {
     expect(cost).toMatchObject({ readThroughBytes: 91 * KB, gapBytes: 512 * KB, linkBytesPerMs: 256 * KB });
     // The same link, not yet measured, or measured slow: the default gap.
     const unmeasured = recordingReader(2048 * KB, 0);
-    const unmeasuredCost: IoCost = { requests: 0, bytes: 0, ms: 0, readThroughBytes: 0, gapBytes: 0 };
+    const unmeasuredCost = freshCost();
     await new IoQueue().read({ read: unmeasured.reader.read, remote: true }, ranges, undefined, unmeasuredCost);
     expect(unmeasured.state.calls).toHaveLength(3);
     expect(unmeasuredCost).toMatchObject({ readThroughBytes: 0, gapBytes: 64 * KB });
@@ -105,7 +110,7 @@ describe('IoQueue', () => {
   it('coalesces, returns the bytes read, and counts cost', async () => {
     const { reader, state } = recordingReader(10_000, 1);
     const queue = new IoQueue({ gapBytes: 50 });
-    const cost = { requests: 0, bytes: 0, ms: 0, readThroughBytes: 0, gapBytes: 0 };
+    const cost = freshCost();
     const chunks = await queue.read(
       reader,
       [

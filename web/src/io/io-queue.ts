@@ -136,7 +136,7 @@ export class IoQueue {
   }
 
   /** The largest gap a read of `reader` reads through now: the given gap, or the link's if larger. */
-  gapFor(reader?: RangeReader): number {
+  private gapFor(reader?: RangeReader): number {
     return Math.max(this.gapBytes, this.nearGapBytes(reader));
   }
 
