@@ -30,7 +30,10 @@
  * WebKit run layouts a and tpchgen only unless BENCH_DATA names others (to keep the run under an
  * hour). A subset writes no result files unless BENCH_WRITE=1 (BENCH_SUFFIX: appended to their
  * names). BENCH_SKIM_PARAMS (e.g. `&io=16&workers=0`) is appended to parquet-skim's page URL, to
- * try reader options. BENCH_WARM (default 3): warm runs per page, after its first query. BENCH_REPORT=<a results .json>
+ * try reader options. BENCH_WARM (default 3): warm runs per page, after its first query;
+ * BENCH_WARM_GAP (ms, default 0): idle time before each of them on every page (a user's pause
+ * between queries; back to back, a warm run shares the cores with what the engine does after the
+ * first query: its optimizing compiles, and parquet-skim's workers starting once the page is idle). BENCH_REPORT=<a results .json>
  * prints (and rewrites next to it) the Markdown of an earlier run, without running anything.
  */
 import { spawnSync } from 'node:child_process';
@@ -47,6 +50,8 @@ const PAGE_DIR = path.join(repo, 'tests/.cache/interactive-page');
 const RUN_TIMEOUT_MS = 60_000;
 /** Warm runs per page (the same query again on the page's reader, each under a new URL). */
 const WARM_RUNS = Number(process.env.BENCH_WARM ?? 3);
+/** Idle ms before each warm run, on every page alike (BENCH_WARM_GAP; default 0: back to back). */
+const WARM_GAP_MS = Number(process.env.BENCH_WARM_GAP ?? 0);
 
 const LAYOUTS = [
   {
@@ -178,6 +183,9 @@ async function measure(engine, pageUrl) {
     coldMs: cold,
     coldQueryMs: runs[0].coldQueryMs === undefined ? null : median(runs.map((r) => r.coldQueryMs)),
     warmMs: median(runs.map((r) => median(r.warm))),
+    // The median of each warm run's position over the pages: the first after the page's first
+    // query, then the later ones.
+    warmByRun: Array.from({ length: runs[0].warm?.length ?? 0 }, (_, i) => median(runs.map((r) => r.warm[i]))),
     answer: middle.answer,
     ...(runs[0].warmBreakdowns === undefined
       ? {}
@@ -201,7 +209,7 @@ async function measure(engine, pageUrl) {
 
 /** One cell: parquet-skim, the floor page over the ranges it read, then each peer (answers checked). */
 async function measureCell(engine, server, layout, query, latencyMs) {
-  const base = `?url=/sample/${layout.file}&query=${query}&table=lineitem&warm=${WARM_RUNS}`;
+  const base = `?url=/sample/${layout.file}&query=${query}&table=lineitem&warm=${WARM_RUNS}&gap=${WARM_GAP_MS}`;
   const cell = { engine: engine.name, data: layout.id, query, latencyMs, systems: {} };
   const skim = await measure(engine, `${server.url}/skim.html${base}${process.env.BENCH_SKIM_PARAMS ?? ''}`);
   cell.systems['parquet-skim'] = skim;
@@ -268,10 +276,13 @@ function summaryLine(cell) {
 const fmt = (ms) => (ms === null || ms === undefined ? '–' : ms.toFixed(0));
 
 /** The Markdown tables of a run's `result`: cold path, warm query, first vs repeated, breakdown. */
-function report({ date, runs, engines: versions, cells }) {
+function report({ date, runs, warmGapMs = 0, engines: versions, cells }) {
   const lines = [`# Interactive speed (${date})`, ''];
   lines.push(
     `${Object.values(versions).join(', ')}; ${runs} runs per cell after a warm-up, medians; range server on 127.0.0.1.`,
+    warmGapMs > 0
+      ? `Every page idles ${warmGapMs} ms before each warm run.`
+      : 'Warm runs follow the first query back to back on every page.',
     'Target: cold ≤ max(0.5 × the fastest peer cold, 1.5 × the floor page cold). First / repeated: the',
     'first query of a fresh page (after createReader) over the same query repeated on that reader. Floor first /',
     'repeated: the floor page’s first move of the same bytes (beside the `.wasm` compile) over its warm moves —',
@@ -314,6 +325,26 @@ function report({ date, runs, engines: versions, cells }) {
       ),
   );
   if (errors.length > 0) lines.push('', 'Errors:', '', ...errors);
+  const byRun = cells.filter((c) => c.systems['parquet-skim'].warmByRun?.length > 0 && c.floor.warmByRun?.length > 0);
+  if (byRun.length > 0) {
+    lines.push(
+      '',
+      '## Warm runs by position: parquet-skim / I/O floor (ms, medians over the pages)',
+      '',
+      'The first warm run follows the page’s first query; what the engine does after a first query (its',
+      'optimizing compiles; parquet-skim’s workers starting once the page is idle) lands in the early ones.',
+      '',
+      '| engine | data | query | +latency | warm runs | ratios |',
+      '|---|---|---|---:|---|---|',
+    );
+    for (const c of byRun) {
+      const skim = c.systems['parquet-skim'].warmByRun;
+      const floor = c.floor.warmByRun;
+      lines.push(
+        `| ${c.engine} | ${c.data} | ${c.query} | ${c.latencyMs} ms | ${skim.map((ms, i) => `${fmt(ms)} / ${fmt(floor[i])}`).join(', ')} | ${skim.map((ms, i) => `${(ms / floor[i]).toFixed(2)}×`).join(', ')} |`,
+      );
+    }
+  }
   lines.push('', '## Where parquet-skim’s cold path goes (ms since navigation, the median run, no added latency)', '');
   const steps = [
     ['htmlEnd', 'page HTML'],
@@ -404,7 +435,7 @@ if (process.env.BENCH_REPORT !== undefined) {
   process.exit(0);
 }
 const { cells, versions } = await runCells();
-const result = { date: today(), runs: RUNS, engines: versions, layouts, cells };
+const result = { date: today(), runs: RUNS, warmGapMs: WARM_GAP_MS, engines: versions, layouts, cells };
 const markdown = report(result);
 console.log(`\n${markdown}`);
 if (!partial) {

@@ -5,13 +5,20 @@
  * navigation started.
  */
 
-/** `?url=…&query=…&table=…&warm=N` (and page-specific ones). */
+/** `?url=…&query=…&table=…&warm=N&gap=MS` (and page-specific ones). */
 export const params = new URL(location.href).searchParams;
 export const url = params.get('url');
 export const query = params.get('query');
 export const table = params.get('table') ?? 'lineitem';
 /** Warm runs after the cold one, in the same page. */
 export const warmRuns = Number(params.get('warm') ?? 3);
+/** Idle time before each warm run, the same for every page: 0 runs them back to back. */
+const warmGapMs = Number(params.get('gap') ?? 0);
+
+/** Waits out the idle time before a warm run (a user's pause between two queries). */
+export function beforeWarmRun() {
+  return warmGapMs > 0 ? new Promise((resolve) => setTimeout(resolve, warmGapMs)) : Promise.resolve();
+}
 
 /** Requests the page made to load itself: its modules, `.wasm` files and worker scripts. */
 export function loadTimeline() {

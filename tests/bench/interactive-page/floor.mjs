@@ -8,7 +8,7 @@
 import noSimdUrl from '../../../web/dist/wasm/parquet_skim_wasm_bg.wasm?url';
 import simdUrl from '../../../web/dist/wasm/parquet_skim_wasm_simd_bg.wasm?url';
 import { defaultWasmBuild } from '../../../web/src/wasm-build.ts';
-import { finish, loadTimeline, params, url, warmRuns } from './common.mjs';
+import { beforeWarmRun, finish, loadTimeline, params, url, warmRuns } from './common.mjs';
 
 // The build parquet-skim loads in this engine (the rule is a module of its own, with no imports:
 // this page loads nothing else of the package).
@@ -47,6 +47,7 @@ const warm = [];
 const warmRoundMs = [];
 for (let i = 0; i < warmRuns; i++) {
   const roundMs = [];
+  await beforeWarmRun();
   warm.push(await move(`?warm=${i}`, roundMs));
   warmRoundMs.push(roundMs);
 }

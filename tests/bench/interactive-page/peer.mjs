@@ -4,7 +4,7 @@
  * — the cold path — and run again in the same page: the warm runs.
  */
 import { answerOf } from '../peers-page/answers.mjs';
-import { failure, finish, loadTimeline, query, table, url, warmRuns } from './common.mjs';
+import { beforeWarmRun, failure, finish, loadTimeline, query, table, url, warmRuns } from './common.mjs';
 
 export async function runPeer(setup) {
   try {
@@ -16,6 +16,7 @@ export async function runPeer(setup) {
     const answer = answerOf(query, table, output);
     const warm = [];
     for (let i = 0; i < warmRuns; i++) {
+      await beforeWarmRun();
       const t = performance.now();
       await prepared.run();
       warm.push(performance.now() - t);

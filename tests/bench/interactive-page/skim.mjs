@@ -7,7 +7,7 @@
 import { createReader } from 'parquet-skim';
 import { answerOf } from '../peers-page/answers.mjs';
 import { LOOKUP_KEY } from '../peers-page/queries.mjs';
-import { failure, finish, loadTimeline, params, query, table, url, warmRuns } from './common.mjs';
+import { beforeWarmRun, failure, finish, loadTimeline, params, query, table, url, warmRuns } from './common.mjs';
 
 function scanOf(file) {
   if (query === 'first100') return file.scan({ limit: 100 });
@@ -122,6 +122,7 @@ try {
     await new Promise((r) => setTimeout(r, settle === '1' ? 100 : Number(settle)));
   }
   for (let i = 0; i < warmRuns; i++) {
+    await beforeWarmRun();
     const before = reader.stats().workers;
     const again = await run(reader, `${url}${url.includes('?') ? '&' : '?'}warm=${i}`);
     warm.push(again.ended - again.started);
