@@ -51,12 +51,13 @@ function executors(options: { trapOnPage?: boolean; failOnPage?: string; failInW
     starting: false,
     started: 0,
     shown: [] as number[],
+    shownToOne: [] as number[],
     start() {
       pool.started += 1;
       pool.anyReady = true;
     },
-    showFile(file: FileFooter) {
-      pool.shown.push(file.fileId);
+    showFile(file: FileFooter, firstReadyOnly = false) {
+      (firstReadyOnly ? pool.shownToOne : pool.shown).push(file.fileId);
     },
     run: async (job: TaskJob) => {
       ran.push(`worker:${job.spec}${job.rechecked === true ? ' (rechecked)' : ''}`);
@@ -162,6 +163,22 @@ describe('HybridExecutor', () => {
     hybrid.prepare(file, 1001);
     expect(pool.started).toBe(1);
     expect(pool.shown).toEqual([7]);
+  });
+
+  it('shows ready workers the file of a query too big for the page at once, not of a small one, and starts none', () => {
+    const { pool, hybrid } = executors();
+    pool.anyReady = true;
+    const file = { fileId: 8, fileLen: 10, starts: [], buffers: [], viewTypes: false };
+    hybrid.openFile(file, {});
+    // Within inlineScanBytes (600): the page decodes it, the workers need no footer.
+    hybrid.prepare(file, 600);
+    expect(pool.shownToOne).toEqual([]);
+    // Over it, within one page task (1000): its tasks go to the ready workers, the first of which
+    // gets the footer now.
+    hybrid.prepare(file, 1000);
+    expect(pool.shownToOne).toEqual([8]);
+    expect(pool.shown).toEqual([]);
+    expect(pool.started).toBe(0);
   });
 
   it('sends a small task of a bulk scan queued on the page while the workers start to a worker ready by its turn', async () => {

@@ -124,6 +124,33 @@ describe('WorkerPool', () => {
     pool.dispose();
   });
 
+  it('shows a footer to the first ready worker only when asked so, and its task there posts it no more', async () => {
+    const pool = new WorkerPool(2, module, { warmUp: false, workerUrl: undefined, lazy: true });
+    pool.start();
+    await tick();
+    const [first, second] = FakeWorker.all as [FakeWorker, FakeWorker];
+    // Not ready yet: nobody to show it to.
+    pool.showFile(file, true);
+    await tick();
+    const openFiles = (w: FakeWorker) => w.posted.filter((m) => m.kind === 'openFile').length;
+    expect([openFiles(first), openFiles(second)]).toEqual([0, 0]);
+    second.answer({ kind: 'ready' });
+    first.answer({ kind: 'ready' });
+    pool.showFile(file, true);
+    await tick();
+    expect([openFiles(first), openFiles(second)]).toEqual([1, 0]);
+    // The idle pool hands the file's task to that worker, which has the footer already.
+    const result = pool.run(job());
+    await tick();
+    expect(first.tasks()).toHaveLength(1);
+    expect([openFiles(first), openFiles(second)]).toEqual([1, 0]);
+    first.answer(done(first.tasks()[0]?.taskId ?? -1));
+    await result;
+    // Workers started later are not sent it.
+    expect(pool.stats().started).toBe(2);
+    pool.dispose();
+  });
+
   it("fails a task whose file's footer cannot be copied out, typed, and the worker runs the next", async () => {
     const pool = new WorkerPool(1, module);
     await tick();

@@ -225,19 +225,23 @@ export class WorkerPool implements Executor {
    * Shows a file's footer to every worker, so that decoding it there is off its first task's path:
    * called when a scan that will use the workers is planned. Posted after the calling turn ends
    * (cloning the footer for each worker takes about a millisecond of the page's time); a worker's
-   * first task of a file posts the footer first if it has not gone yet.
+   * first task of a file posts the footer first if it has not gone yet. `firstReadyOnly`: only to
+   * the first ready worker without it — the one an idle pool hands its next task — for a query of
+   * a few tasks, whose bytes are on their way while it decodes (every worker doing so would take
+   * the cores of a small machine from that fetch), and not to workers started later.
    */
-  showFile(file: FileFooter): void {
-    this.files.set(file.fileId, file);
+  showFile(file: FileFooter, firstReadyOnly = false): void {
+    if (!firstReadyOnly) this.files.set(file.fileId, file);
     setTimeout(() => {
-      if (this.disposed || this.files.get(file.fileId) !== file) return;
+      if (this.disposed || (!firstReadyOnly && this.files.get(file.fileId) !== file)) return;
       for (const slot of this.slots) {
-        if (slot.held.hasFile(file.fileId)) continue;
+        if (slot.held.hasFile(file.fileId) || (firstReadyOnly && !slot.ready)) continue;
         const openFile = openFileRequest(file);
         // Not shown: the file's first task here tries again, and fails typed if it must.
         if (openFile instanceof Error) return;
         this.post(slot, openFile);
         slot.held.addFile(file.fileId);
+        if (firstReadyOnly) return;
       }
     }, 0);
   }
