@@ -148,6 +148,12 @@ describe('WorkerPool', () => {
     await result;
     // Workers started later are not sent it.
     expect(pool.stats().started).toBe(2);
+    // A file closed in the turn it was shown goes to no worker (none would hear of its close).
+    const closed = { ...file, fileId: 4 };
+    pool.showFile(closed, true);
+    pool.closeFile(closed.fileId);
+    await tick();
+    expect(FakeWorker.all.flatMap((w) => w.posted).filter((m) => m.kind === 'openFile' && m.fileId === 4)).toEqual([]);
     pool.dispose();
   });
 

@@ -114,6 +114,8 @@ export class WorkerPool implements Executor {
   private started = false;
   /** Files a scan will read on the workers ({@link showFile}): a worker started later gets their footers at once. */
   private readonly files = new Map<number, FileFooter>();
+  /** Files to show one ready worker ({@link showFile}), until posted or closed. */
+  private readonly toOne = new Map<number, FileFooter>();
 
   /**
    * Workers start with {@link WorkerPool.start} — or at once with `lazy: false` — and load their
@@ -231,9 +233,12 @@ export class WorkerPool implements Executor {
    * the cores of a small machine from that fetch), and not to workers started later.
    */
   showFile(file: FileFooter, firstReadyOnly = false): void {
-    if (!firstReadyOnly) this.files.set(file.fileId, file);
+    const shown = firstReadyOnly ? this.toOne : this.files;
+    shown.set(file.fileId, file);
     setTimeout(() => {
-      if (this.disposed || (!firstReadyOnly && this.files.get(file.fileId) !== file)) return;
+      // Closed meanwhile (or shown again): no worker would hear of its close.
+      if (this.disposed || shown.get(file.fileId) !== file) return;
+      if (firstReadyOnly) this.toOne.delete(file.fileId);
       for (const slot of this.slots) {
         if (slot.held.hasFile(file.fileId) || (firstReadyOnly && !slot.ready)) continue;
         const openFile = openFileRequest(file);
@@ -248,6 +253,7 @@ export class WorkerPool implements Executor {
 
   closeFile(fileId: number): void {
     this.files.delete(fileId);
+    this.toOne.delete(fileId);
     for (const slot of this.slots) {
       // The worker forgets the file's scans with it.
       if (slot.held.dropFile(fileId)) this.post(slot, { kind: 'closeFile', fileId });
