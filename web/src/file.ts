@@ -124,6 +124,8 @@ export class ParquetFile {
   private readonly footerSize: number;
   /** Scan parts of this file prepared and not yet closed (see {@link release}). */
   private partsOpen = 0;
+  /** Scans' schemas not written yet (see {@link ScanSchema}): {@link close} writes them. */
+  private readonly unwrittenSchemas = new Set<ScanSchema>();
 
   /** @internal */
   constructor(
@@ -242,6 +244,7 @@ export class ParquetFile {
       } catch {
         // Not kept.
       }
+      for (const schema of this.unwrittenSchemas) schema.write();
     }
     this.release();
   }
@@ -466,12 +469,10 @@ export class ParquetFile {
       filter: this.filterAst(options.filter),
     };
     const planned = this.plan(fields, startedAt);
-    let schemaIpc: Uint8Array;
-    try {
-      schemaIpc = recheck(() => this.openHandle().scanSchemaIpc(planned.request));
-    } catch (error) {
-      throw toSkimError(error);
-    }
+    const schema = new ScanSchema(
+      () => recheck(() => this.openHandle().scanSchemaIpc(planned.request)),
+      this.unwrittenSchemas,
+    );
     const { stats } = planned;
     const { timeline } = stats;
     timeline.planned = performance.now() - startedAt;
@@ -481,6 +482,8 @@ export class ParquetFile {
       // and stop (aborting what is in flight) once the limit is reached.
       let skip = planned.plan.offset;
       let left = planned.plan.limit ?? Number.POSITIVE_INFINITY;
+      // In the turn after this one: by then the scan's first reads are out.
+      setTimeout(() => schema.write(), 0);
       try {
         for await (const result of this.execute(planned, options.signal)) {
           const ipcStarted = performance.now();
@@ -505,7 +508,7 @@ export class ParquetFile {
         timeline.done = mark();
       }
     }.bind(this);
-    return new Scan(() => schemaFromIpc(schemaIpc), stats, produce);
+    return new Scan(() => schemaFromIpc(schema.ipc()), stats, produce);
   }
 
   /**
@@ -770,6 +773,43 @@ export function cacheSharesOf(context: {
   const worker = Math.floor(Math.min(cap, (cacheBytes - pageShare) / workers));
   const page = executor.pageCacheShare > 0 ? Math.floor(Math.min(cap, pageShare)) : null;
   return { worker, page, total: worker * workers + (page ?? 0) };
+}
+
+/**
+ * A scan's schema as the core writes it (Arrow IPC, no batches): what an empty result and
+ * `Scan.schema` read. Not written when the scan is made, before its first page request goes out
+ * (the core's schema and IPC code took 2.8–7.5 ms there on a fresh WebKit page, 0.2–2.1 in
+ * Chromium; `bench/results/2026-12-07-cold-first-run.md`), but in the turn after the scan starts,
+ * while its reads travel — or on first use, or when its file closes, whichever comes first: the
+ * scans of a closed file keep their schemas, as the file keeps its own.
+ */
+class ScanSchema {
+  private bytes: Uint8Array | undefined;
+  private failure: unknown;
+
+  constructor(
+    private readonly writer: () => Uint8Array,
+    /** The file's unwritten schemas: this one is there until written. */
+    private readonly unwritten: Set<ScanSchema>,
+  ) {
+    unwritten.add(this);
+  }
+
+  /** Writes it, once (what that throws is kept for {@link ipc}). */
+  write(): void {
+    if (!this.unwritten.delete(this)) return;
+    try {
+      this.bytes = this.writer();
+    } catch (error) {
+      this.failure = error;
+    }
+  }
+
+  ipc(): Uint8Array {
+    this.write();
+    if (this.bytes === undefined) throw toSkimError(this.failure);
+    return this.bytes;
+  }
 }
 
 /** `build()`'s value; what it throws as a typed error (a trap of the core, say, out of memory). */

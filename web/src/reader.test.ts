@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startRangeServer } from '../../tests/server/range-server.mjs';
 import { count, expr, max, min, sum } from './aggregate.js';
 import { ParquetSkimError } from './errors.js';
@@ -241,6 +241,35 @@ describe('reading in Node (inline execution)', () => {
     const table = await file.scan({ columns: ['bool_col'], offset: 1_000_000 }).toTable();
     expect(table.numRows).toBe(0);
     expect(table.schema.fields.map((f) => f.name)).toEqual(['bool_col']);
+  });
+
+  it("writes a scan's schema once its reads are out, on first use, or when its file closes", async () => {
+    const file = await reader.open(new Uint8Array(await readFile(tinyPages)));
+    const handle = (file as unknown as { handle: { scanSchemaIpc: (request: string) => Uint8Array } }).handle;
+    const writes = vi.spyOn(Object.getPrototypeOf(handle) as typeof handle, 'scanSchemaIpc');
+    try {
+      // Made, not written: its first page request goes out first.
+      const running = file.scan({ columns: ['id'], limit: 3 });
+      const asked = file.scan({ columns: ['bool_col'], offset: 1_000_000 });
+      const untouched = file.scan({ columns: ['int_col', 'id'] });
+      expect(writes).not.toHaveBeenCalled();
+      // Run: written in the turn after it started (a result with rows does not need it; from
+      // bytes in memory the rows may come first).
+      expect((await running.toTable()).numRows).toBe(3);
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      expect(writes).toHaveBeenCalledTimes(1);
+      expect(running.schema.fields.map((f) => f.name)).toEqual(['id']);
+      // Asked for: written then (an empty result's table has it).
+      expect(asked.schema.fields.map((f) => f.name)).toEqual(['bool_col']);
+      expect(writes).toHaveBeenCalledTimes(2);
+      // Neither: written as the file closes, and readable after.
+      file.close();
+      expect(writes).toHaveBeenCalledTimes(3);
+      expect(untouched.schema.fields.map((f) => f.name)).toEqual(['int_col', 'id']);
+      expect(writes).toHaveBeenCalledTimes(3);
+    } finally {
+      writes.mockRestore();
+    }
   });
 
   it('filters with SQL text or the builder, pruning pages by the column index', async () => {
