@@ -14,7 +14,8 @@
  *
  * Usage: node tests/bench/bulk-engines.mjs [engine]   (default firefox; after `npm run build`)
  * BENCH_FILES (default lineitem-sf1.parquet,lineitem-sf1-tpchgen.parquet, under
- * tests/.cache/data), BENCH_QUERIES (q6, like, scan3). Prints one line per cell and pass.
+ * tests/.cache/data), BENCH_QUERIES (q6, like, scan3), BENCH_WORKERS (the reader's `workers`;
+ * default: the engine's `hardwareConcurrency`). Prints one line per cell and pass.
  */
 import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,6 +32,7 @@ const queries = list('BENCH_QUERIES', 'q6,like,scan3');
 const harnesses = list('BENCH_HARNESSES', '');
 const passes = Number(process.env.BENCH_PASSES ?? 1);
 const warm = process.env.BENCH_WARM === '1';
+const workers = process.env.BENCH_WORKERS === undefined ? undefined : Number(process.env.BENCH_WORKERS);
 
 const cache = path.join(repo, 'tests/.cache');
 const harness = path.join(cache, 'harness');
@@ -49,9 +51,9 @@ for (const query of queries) {
 }
 
 /** Page side: a reader, then the scan (twice when warm); the timed run's ms, rows and build. */
-async function runQuery({ url, options, warm }) {
+async function runQuery({ url, options, warm, workers }) {
   const started = performance.now();
-  const reader = await window.harness.skim.createReader({});
+  const reader = await window.harness.skim.createReader(workers === null ? {} : { workers });
   const once = async (t0) => {
     const file = await reader.open(`${url}?r=${Math.random()}`);
     const scan = file.scan(options);
@@ -73,7 +75,7 @@ const server = await startRangeServer({
   mounts: { '/': harness, '/sample/': path.join(cache, 'data') },
 });
 const engine = await launchEngine(engineName);
-console.log(`${engine.version}; ${warm ? 'warm' : 'cold'}; medians of ${RUNS}`);
+console.log(`${engine.version}; ${warm ? 'warm' : 'cold'}; workers ${workers ?? 'default'}; medians of ${RUNS}`);
 try {
   for (let pass = 1; pass <= passes; pass++) {
     for (const build of harnesses.length > 0 ? harnesses : ['harness']) {
@@ -93,7 +95,12 @@ try {
             const page = await engine.open(`${server.url}/`);
             try {
               await page.waitFor('body[data-ready=true]');
-              const r = await page.evaluate(runQuery, { url: `/sample/${file}`, options: SCANS[query], warm });
+              const r = await page.evaluate(runQuery, {
+                url: `/sample/${file}`,
+                options: SCANS[query],
+                warm,
+                workers: workers ?? null,
+              });
               const said = `${r.rows} rows`;
               if (answer !== '' && said !== answer) throw new Error(`${file} ${query}: ${said}, earlier ${answer}`);
               answer = said;
