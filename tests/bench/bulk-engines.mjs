@@ -32,7 +32,7 @@ const queries = list('BENCH_QUERIES', 'q6,like,scan3');
 const harnesses = list('BENCH_HARNESSES', '');
 const passes = Number(process.env.BENCH_PASSES ?? 1);
 const warm = process.env.BENCH_WARM === '1';
-const workers = process.env.BENCH_WORKERS === undefined ? undefined : Number(process.env.BENCH_WORKERS);
+const workers = process.env.BENCH_WORKERS === undefined ? null : Number(process.env.BENCH_WORKERS);
 
 const cache = path.join(repo, 'tests/.cache');
 const harness = path.join(cache, 'harness');
@@ -95,12 +95,7 @@ try {
             const page = await engine.open(`${server.url}/`);
             try {
               await page.waitFor('body[data-ready=true]');
-              const r = await page.evaluate(runQuery, {
-                url: `/sample/${file}`,
-                options: SCANS[query],
-                warm,
-                workers: workers ?? null,
-              });
+              const r = await page.evaluate(runQuery, { url: `/sample/${file}`, options: SCANS[query], warm, workers });
               const said = `${r.rows} rows`;
               if (answer !== '' && said !== answer) throw new Error(`${file} ${query}: ${said}, earlier ${answer}`);
               answer = said;

@@ -49,8 +49,9 @@
  * WebKit (4 workers), warm, TPC-H SF1 first 100 rows: 56 → 46 ms, against 38 ms with no workers.
  * A query over `inlineScanBytes` but within a page task, planned while workers are up, goes to
  * them: its footer goes at once to the first ready worker only (the one an idle pool hands the
- * task), which decodes it while the bytes travel — the wait for a worker on a 3.6 MB lookup went
- * from 3–4 ms to under 1 in Chromium (`bench/results/2026-12-07-warm-runs.md`).
+ * task), which decodes it while the bytes travel — the wait for a worker on a 3.6–4.5 MB lookup
+ * went from 2.2–10.5 ms to 0.4–2.4 in Chromium, Firefox and WebKit
+ * (`bench/results/2026-12-07-warm-runs.md`).
  *
  * The page's instance keeps a cross-scan cache of its own, beside the workers': an eighth of the
  * reader's budget ({@link PAGE_CACHE_SHARE}), the workers splitting the rest, so that all caches
