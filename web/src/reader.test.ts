@@ -309,6 +309,41 @@ describe('reading in Node (inline execution)', () => {
     expect(present.stats.rowGroupsPrunedByBloom).toBe(0);
   });
 
+  it('asks the core for page walks and bloom filters only where a scan can use them', async () => {
+    const file = await reader.open(`${server.url}/data/data_index_bloom_encoding_stats.parquet`);
+    type Core = { pageRanges: (request: string) => string; bloomRanges: (request: string) => string };
+    const handle = (file as unknown as { handle: Core }).handle;
+    const core = Object.getPrototypeOf(handle) as Core;
+    const walks = vi.spyOn(core, 'pageRanges');
+    const blooms = vi.spyOn(core, 'bloomRanges');
+    try {
+      // No filter: a walk may place the first rows; bloom filters serve only a filter.
+      expect((await file.scan({ limit: 5 }).toTable()).numRows).toBe(5);
+      expect(walks).toHaveBeenCalled();
+      expect(blooms).not.toHaveBeenCalled();
+      walks.mockClear();
+      // A filter: its rows are not known before it runs, so nothing to walk; its blooms are read.
+      const absent = file.scan({ filter: "String = 'brown cat'" });
+      expect((await absent.toTable()).numRows).toBe(0);
+      expect(absent.stats.rowGroupsPrunedByBloom).toBe(1);
+      expect(walks).not.toHaveBeenCalled();
+      expect(blooms).toHaveBeenCalledTimes(1);
+      blooms.mockClear();
+      // Statistics left no task: nothing to learn for it.
+      const none = file.scan({ filter: "String = 'zzz'" });
+      expect((await none.toTable()).numRows).toBe(0);
+      expect(none.stats.rowGroupsPrunedByStats).toBe(1);
+      // Aggregates without a filter: no walk either.
+      const { values } = await file.aggregate({ aggregates: { first: min(col('String')) } });
+      expect(values.first).toBe('Hello');
+      expect(walks).not.toHaveBeenCalled();
+      expect(blooms).not.toHaveBeenCalled();
+    } finally {
+      walks.mockRestore();
+      blooms.mockRestore();
+    }
+  });
+
   it('computes aggregates inside the tasks, exactly', async () => {
     const file = await reader.open(new Uint8Array(await readFile(tinyPages)));
     const table = await file
