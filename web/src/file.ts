@@ -380,9 +380,10 @@ export class ParquetFile {
   }
 
   /**
-   * What runs before a planned scan's tasks: page headers walked (a file without an offset index)
-   * and bloom filters read, each followed by planning again (`planned.plan` and its stats are
-   * replaced). Returns the scan's part for the scheduler.
+   * What runs before a planned scan's tasks: page headers walked (a file without an offset index;
+   * a scan without a filter or aggregates) and bloom filters read (a filter), each followed by
+   * planning again (`planned.plan` and its stats are replaced). Returns the scan's part for the
+   * scheduler.
    */
   private async preparePart(planned: Planned, signal: AbortSignal, cost: PhaseCosts): Promise<ScanPart> {
     const { request, stats } = planned;
