@@ -34,6 +34,9 @@
  *   whole value, a row as tab-separated values — and the inspector under the grid shows the
  *   selected value in full (cells are cut at {@link MAX_CELL_CHARS} characters); a cell clicked
  *   while its row is still loading says so there, and its value follows when the block is read.
+ *   The cell is taken as the primary button goes down, not at the `click`: each render replaces
+ *   the rows, and while blocks load or the grid scrolls a render can fall between the press and
+ *   the release — the browser then sends the `click` to no cell, and the click was lost.
  * - A header's right edge drags its column's width (a double click fits it to its content again).
  * - The column picker chooses which top-level columns are read: changing it drops the blocks.
  * - A block whose read failed for a reason that may pass — the network, a timeout, a server
@@ -197,7 +200,7 @@ export class DataGrid {
     this.viewport.addEventListener('scroll', () => this.onScroll());
     this.viewport.addEventListener('wheel', (event) => this.onWheel(event), { passive: false });
     this.viewport.addEventListener('keydown', (event) => this.onKey(event));
-    this.viewport.addEventListener('click', (event) => this.onClick(event));
+    this.viewport.addEventListener('mousedown', (event) => this.onPress(event));
     this.viewport.addEventListener('copy', (event) => this.onCopy(event));
     target.replaceChildren(this.viewport, this.inspector, this.costLine);
     this.renderPicker();
@@ -503,7 +506,8 @@ export class DataGrid {
     else if (row >= first + page) this.scrollToRow(row - page + 1);
   }
 
-  private onClick(event: MouseEvent): void {
+  private onPress(event: MouseEvent): void {
+    if (event.button !== 0) return;
     const td = (event.target as Element).closest('td');
     const tr = td?.closest('tr');
     if (td === null || td === undefined || tr === null || tr === undefined || tr.dataset.row === undefined) return;
