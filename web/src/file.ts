@@ -316,14 +316,7 @@ export class ParquetFile {
       const stats = statsOf(plan, this.context);
       stats.timeline.startedAt = startedAt;
       stats.timeline.planned = performance.now() - startedAt;
-      // What planning can still learn before the first page request (see `preparePart`), as the
-      // core decides it: page headers are walked only for a scan without a filter or aggregates
-      // (a filter's rows are not known before it runs), and bloom filters serve only a filter.
-      // (JSON drops an undefined field; the core reads a null one as absent too.)
-      const hasFilter = fields.filter !== undefined && fields.filter !== null;
-      const hasAggregates = fields.aggregates !== undefined && fields.aggregates !== null;
-      const learns = { pages: !hasFilter && !hasAggregates, blooms: hasFilter };
-      return { request, plan, stats, startedAt, learns };
+      return { request, plan, stats, startedAt };
     } catch (error) {
       throw toSkimError(error);
     }
@@ -394,14 +387,14 @@ export class ParquetFile {
       Object.assign(stats, statsOf(planned.plan, this.context), { timeline, pageWalkRounds });
     };
     this.assertOpen();
-    // Neither can add a task: a plan without one has nothing to learn. Skipping the calls that
-    // would answer "nothing" keeps them (and a first run of their code) off the way to the
-    // first page request.
-    const { learns } = planned;
-    const anyTask = () => planned.plan.tasks.length > 0;
-    const held = learns.pages && anyTask() ? await this.walkPages(request, signal, cost, stats) : [];
+    // Only where the core's plan says they can help (`Learns`): a call that would answer
+    // "nothing" still parses the request, and in a page's first query runs its code for the
+    // first time, on the way to the first page request. (Page walks serve scans without a
+    // filter, bloom filters scans with one: never both.)
+    const { learns } = planned.plan;
+    const held = learns.pages ? await this.walkPages(request, signal, cost, stats) : [];
     if (held.length > 0) replan();
-    if (learns.blooms && anyTask() && (await this.readBlooms(request, signal, cost))) replan();
+    if (learns.blooms && (await this.readBlooms(request, signal, cost))) replan();
     const scan = scanRef(planned.plan, cacheSharesOf(this.context).page);
     const { tasks } = planned.plan;
     // A part without tasks is never run, nor closed: it needs no footer and is not counted.
@@ -587,8 +580,6 @@ export interface Planned {
   stats: ScanStats;
   /** `performance.now()` when the scan was asked for: the timeline's zero. */
   startedAt: number;
-  /** Whether page headers may be walked, and bloom filters read, before the tasks (see `preparePart`). */
-  learns: { pages: boolean; blooms: boolean };
 }
 
 /** Options of {@link ParquetFile.aggregate}. */

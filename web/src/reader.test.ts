@@ -309,7 +309,12 @@ describe('reading in Node (inline execution)', () => {
     expect(present.stats.rowGroupsPrunedByBloom).toBe(0);
   });
 
-  it('asks the core for page walks and bloom filters only where a scan can use them', async () => {
+  it('asks the core for page walks and bloom filters only where its plan says they can help', async () => {
+    // One 40,000-row column chunk with no page index, walked only with the threshold off (see above).
+    const pagesUrl = `${server.url}/data/overflow_i16_page_cnt.parquet`;
+    const walking = await createReader({ workers: 0, pageWalkMinBytes: 0 });
+    const unindexed = await walking.open(pagesUrl);
+    const small = await reader.open(pagesUrl);
     const file = await reader.open(`${server.url}/data/data_index_bloom_encoding_stats.parquet`);
     type Core = { pageRanges: (request: string) => string; bloomRanges: (request: string) => string };
     const handle = (file as unknown as { handle: Core }).handle;
@@ -317,11 +322,16 @@ describe('reading in Node (inline execution)', () => {
     const walks = vi.spyOn(core, 'pageRanges');
     const blooms = vi.spyOn(core, 'bloomRanges');
     try {
-      // No filter: a walk may place the first rows; bloom filters serve only a filter.
-      expect((await file.scan({ limit: 5 }).toTable()).numRows).toBe(5);
+      // First rows in a chunk worth walking: a walk; bloom filters serve only a filter.
+      expect((await unindexed.scan({ limit: 5 }).toTable()).numRows).toBe(5);
       expect(walks).toHaveBeenCalled();
       expect(blooms).not.toHaveBeenCalled();
       walks.mockClear();
+      // The same rows where the chunk is under the threshold, or where the offset index places
+      // them: nothing to walk, so no call.
+      expect((await small.scan({ limit: 5 }).toTable()).numRows).toBe(5);
+      expect((await file.scan({ limit: 5 }).toTable()).numRows).toBe(5);
+      expect(walks).not.toHaveBeenCalled();
       // A filter: its rows are not known before it runs, so nothing to walk; its blooms are read.
       const absent = file.scan({ filter: "String = 'brown cat'" });
       expect((await absent.toTable()).numRows).toBe(0);
@@ -329,6 +339,9 @@ describe('reading in Node (inline execution)', () => {
       expect(walks).not.toHaveBeenCalled();
       expect(blooms).toHaveBeenCalledTimes(1);
       blooms.mockClear();
+      // A lookup in a file with no bloom filters, a filter that is no lookup: no call.
+      expect((await unindexed.scan({ filter: 'inc = false', limit: 1 }).toTable()).numRows).toBe(1);
+      expect((await file.scan({ filter: "String > 'A'" }).toTable()).numRows).toBeGreaterThan(0);
       // Statistics left no task: nothing to learn for it.
       const none = file.scan({ filter: "String = 'zzz'" });
       expect((await none.toTable()).numRows).toBe(0);
@@ -341,6 +354,7 @@ describe('reading in Node (inline execution)', () => {
     } finally {
       walks.mockRestore();
       blooms.mockRestore();
+      walking.dispose();
     }
   });
 

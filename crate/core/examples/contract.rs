@@ -12,7 +12,9 @@
 use parquet_skim_core::aggregate::{AggregateFn, AggregateSpec, ArithOp, Partial, ValueExpr};
 use parquet_skim_core::column_cache::{CacheReport, CacheStats};
 use parquet_skim_core::page_layout::LearnedPages;
-use parquet_skim_core::plan::{ByteRange, PrunedBy, PrunedRowGroup, ReadTask, RowGroupPart};
+use parquet_skim_core::plan::{
+    ByteRange, Learns, PrunedBy, PrunedRowGroup, ReadTask, RowGroupPart,
+};
 use parquet_skim_core::summary::{
     ColumnChunkSummary, KeyValue, LeafColumn, RowGroupSummary, StatisticsSummary,
 };
@@ -71,6 +73,7 @@ fn main() {
         declare::<PrunedBy>(),
         declare::<PrunedRowGroup>(),
         declare::<PlanStats>(),
+        declare::<Learns>(),
         declare::<ReadPlan>(),
         declare::<CacheStats>(),
         declare::<CacheReport>(),

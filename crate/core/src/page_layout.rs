@@ -322,6 +322,12 @@ impl PageLayouts {
     }
 }
 
+/// Whether [`PageLayouts::wanted`] asks for anything before its first walk of `request`: what a
+/// plan reports as `learns.pages`.
+pub(crate) fn walks_pages(file: &ParquetFile, request: &ScanRequest) -> Result<bool> {
+    Ok(!walkable(file, request)?.is_empty())
+}
+
 /// A column chunk a walk reads before planning.
 struct Walkable {
     row_group_idx: usize,

@@ -35,7 +35,9 @@ use crate::filter::prune::{prune_pages, row_groups_may_match};
 use crate::filter::{Expr, Filter};
 use crate::limits::DecodeLimits;
 use crate::metadata::ParquetFile;
-use crate::page_layout::{rows_through, with_learned_pages, LearnedPages, PageLayouts};
+use crate::page_layout::{
+    rows_through, walks_pages, with_learned_pages, LearnedPages, PageLayouts,
+};
 use crate::pushed_bytes::PushedBytes;
 use crate::scan::{BoundScan, ScanSpec};
 
@@ -266,6 +268,25 @@ pub struct ReadPlan {
     pub offset: u64,
     pub limit: Option<u64>,
     pub stats: PlanStats,
+    /// What the file can still tell planning before the tasks run.
+    pub learns: Learns,
+}
+
+/// Reads that can change a plan before its first page request, each with its own call
+/// (`pageRanges`, `bloomRanges`): the rules are here, beside what answers those calls, so the
+/// caller makes a call only where it can help — each one parses the request again, and in a
+/// page's first query runs code for the first time on the way to the first page request.
+/// Neither applies to a plan without a task.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Learns {
+    /// Page headers to walk ([`PageLayouts::wanted`] may ask for bytes): a scan without a filter
+    /// or aggregates whose first rows lie in column chunks with no offset index.
+    pub pages: bool,
+    /// Bloom filters to read ([`bloom_ranges_for`] names some): a filter with a point lookup on
+    /// a column that has them.
+    pub blooms: bool,
 }
 
 impl ReadPlan {
@@ -322,6 +343,7 @@ pub fn plan_scan_with(
 ) -> Result<ReadPlan> {
     let batch_size = checked_batch_size(request.batch_size)?;
     request.limits.checked()?;
+    let asked = request;
     let aggregate_request;
     let request = match &request.aggregates {
         None => checked_columns(request)?,
@@ -380,6 +402,16 @@ pub fn plan_scan_with(
         .is_none()
         .then(|| tasks.iter().filter_map(|t| t.spec.expected_rows).sum());
     let filtered = scan.filter().is_some();
+    let learns = if tasks.is_empty() {
+        Learns::default()
+    } else {
+        Learns {
+            pages: walks_pages(file, asked)?,
+            blooms: scan
+                .filter()
+                .is_some_and(|filter| may_use_blooms(filter.predicate(), file.metadata())),
+        }
+    };
     Ok(ReadPlan {
         scan: scan.spec().clone(),
         tasks,
@@ -391,6 +423,7 @@ pub fn plan_scan_with(
         },
         limit: if filtered { request.limit } else { None },
         stats,
+        learns,
     })
 }
 

@@ -224,6 +224,7 @@ fn bloom_filters_prune_row_groups_for_equality_and_in() {
             .map(|t| t.spec.row_groups().count())
             .sum();
         assert_eq!(read, 4, "{sql}");
+        assert!(unaided.learns.blooms && !unaided.learns.pages, "{sql}");
         // The planner asks for one bloom filter per row group; with them, three row groups go.
         let ranges = bloom_ranges_for(&parquet, &request).expect("ranges");
         assert_eq!(ranges.len(), 4, "{sql}");
@@ -261,12 +262,16 @@ fn no_bloom_filter_is_asked_for_where_none_could_prune() {
     for sql in ["id > 2001", "id = 5 OR id = 9", "tag LIKE 't3%'"] {
         let ranges = bloom_ranges_for(&parquet, &request(sql, &["id"])).expect("ranges");
         assert!(ranges.is_empty(), "{sql}");
+        let plan = plan_scan(&parquet, &request(sql, &["id"])).expect("plan");
+        assert!(!plan.learns.blooms, "{sql}");
     }
     // A file without bloom filters: nothing to read, whatever the filter.
     let plain = sample_file();
     let (parquet, _) = open(&plain, 512 * 1024);
     let ranges = bloom_ranges_for(&parquet, &request("id = 5", &["id"])).expect("ranges");
     assert!(ranges.is_empty());
+    let plan = plan_scan(&parquet, &request("id = 5", &["id"])).expect("plan");
+    assert!(!plan.learns.blooms);
 }
 
 #[test]

@@ -196,6 +196,14 @@ fn first_rows_read_their_pages_not_whole_chunks() {
     ] {
         let req = request(&["id", "kind", "text"], offset, limit);
         let (plan, held, rounds) = walk_and_plan(&parquet, &plain, &req, 3);
+        // The first plan says whether a walk can help: the caller asks for one only then.
+        let first = plan_scan(&parquet, &req).expect("plan");
+        assert_eq!(
+            first.learns.pages,
+            rounds > 0,
+            "offset {offset} limit {limit}"
+        );
+        assert!(!first.learns.blooms);
         let (batches, fetched) = run(&parquet, &plain, &plan, &held);
         let (expected, _) = common::scan_with_io(&parquet, &plain, &req, true);
         assert_eq!(
@@ -229,6 +237,18 @@ fn first_rows_read_their_pages_not_whole_chunks() {
             assert_eq!(fetched, whole);
         }
     }
+    // With an offset index there is nothing to walk; with a filter, no rows to walk to.
+    let indexed = file(true);
+    let (parquet, _) = open(&indexed, 64 * 1024);
+    let plan = plan_scan(&parquet, &request(&["id", "kind", "text"], 0, 100)).expect("plan");
+    assert!(!plan.learns.pages);
+    let (parquet, _) = open(&plain, 64 * 1024);
+    let filtered = ScanRequest {
+        filter: Some(parquet_skim_core::parse_sql("id < 50").expect("sql")),
+        ..request(&["id", "kind", "text"], 0, 100)
+    };
+    let plan = plan_scan(&parquet, &filtered).expect("plan");
+    assert!(!plan.learns.pages && !plan.learns.blooms);
 }
 
 #[test]

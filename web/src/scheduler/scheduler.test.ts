@@ -101,6 +101,7 @@ const plan = (tasks: PlannedTask[], limit: number | null = null): ReadPlan => ({
   rows: null,
   offset: 0,
   limit,
+  learns: { pages: false, blooms: false },
   stats: {
     rowGroupsTotal: tasks.length,
     rowGroupsPrunedByStats: 0,
