@@ -89,9 +89,64 @@ document.body.dataset.ready = 'true';
     expect(result).toEqual({ revenue: await reference(), rows: 5, workers: expect.any(Number) });
     expect(result.workers).toBeGreaterThan(0);
     expect(fromCdn.filter((p) => p.endsWith('/worker.js')).length).toBe(result.workers);
+    // This page imports only the package, and the package's entry does not import apache-arrow:
+    // the entry runs, and requests the `.wasm`, before apache-arrow is even asked for.
+    const wasm = fromCdn.findIndex((p) => p.endsWith('.wasm'));
+    expect(wasm).toBeGreaterThan(0);
+    expect(wasm).toBeLessThan(fromCdn.indexOf('/parquet-skim/apache-arrow.js'));
   } finally {
     await site.close();
     await cdn.close();
+  }
+});
+
+test('a page that does not map apache-arrow: the package still loads and requests its .wasm, and opening a file says what is missing', async ({
+  page,
+}) => {
+  // apache-arrow is loaded beside the core, not imported by the entry (web/src/arrow.ts): the
+  // entry runs, and the `.wasm` is requested, whether or not apache-arrow can be resolved.
+  const site = await startRangeServer({
+    mounts: {
+      '/parquet-skim/': path.join(appDir, 'node_modules/parquet-skim/dist'),
+      '/data/': path.join(cacheDir, 'data'),
+    },
+  });
+  const requested: string[] = [];
+  page.on('request', (r) => requested.push(new URL(r.url()).pathname));
+  try {
+    const html = `<!doctype html><meta charset="utf-8"><title>no apache-arrow</title>
+<script type="importmap">{ "imports": { "parquet-skim": "/parquet-skim/index.js" } }</script>
+<script type="module">
+import { createReader } from 'parquet-skim';
+window.noArrow = {
+  open: async (url) => {
+    const reader = await createReader();
+    try {
+      await reader.open(url);
+      return { opened: true };
+    } catch (error) {
+      return { code: error.code, message: error.message };
+    } finally {
+      reader.dispose();
+    }
+  },
+};
+document.body.dataset.ready = 'true';
+</script>`;
+    await writeFile(path.join(appDir, 'node_modules/parquet-skim/dist/no-arrow.html'), html);
+    await page.goto(`${site.url}/parquet-skim/no-arrow.html`);
+    await page.waitForSelector('body[data-ready=true]', { state: 'attached', timeout: 20_000 });
+    type NoArrow = { open(url: string): Promise<{ opened?: true; code?: string; message?: string }> };
+    const result = await page.evaluate(
+      (url) => (window as unknown as { noArrow: NoArrow }).noArrow.open(url),
+      '/data/lineitem-sf1.parquet',
+    );
+    console.log(`\nwithout apache-arrow mapped: ${JSON.stringify(result)}; requested: ${requested.join(', ')}`);
+    expect(requested.some((p) => p.endsWith('.wasm'))).toBe(true);
+    expect(result).toMatchObject({ code: 'UNSUPPORTED', message: expect.stringContaining('apache-arrow') });
+    expect(result.message).toContain('import map');
+  } finally {
+    await site.close();
   }
 });
 

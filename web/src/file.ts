@@ -7,7 +7,7 @@
  */
 import type { RecordBatch, Schema } from 'apache-arrow';
 import { type AggregateAst, type AggregateValue, finish, mergePartials, type Partial } from './aggregate.js';
-import { ARROW_READS_VIEWS, batchesFromIpc, schemaFromIpc } from './arrow.js';
+import { arrowReadsViews, batchesFromIpc, schemaFromIpc } from './arrow.js';
 import { ParquetSkimError, throwIfAborted, toSkimError } from './errors.js';
 import { type FilterAst, FilterExpr } from './filter.js';
 import type { ByteRange } from './io/coalesce.js';
@@ -157,7 +157,7 @@ export class ParquetFile {
         buffers ??= handle.footerBuffers() as Uint8Array[];
         return buffers;
       },
-      viewTypes: ARROW_READS_VIEWS,
+      viewTypes: arrowReadsViews(),
     };
     // Every task host gets the footer (the workers' copies are posted just after open() returns),
     // so decoding it there is off the first scan's path.

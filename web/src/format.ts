@@ -11,29 +11,77 @@
  * non-finite numbers as strings so `JSON.stringify` never throws or loses them.
  * {@link formatRows} does it for whole rows of a table or batch.
  */
-import {
+import type {
   DataType,
-  DateUnit,
-  type Field,
+  Date_,
+  Decimal,
+  Dictionary,
+  Field,
+  Float,
+  Map_,
   Precision,
-  type RecordBatch,
-  type Table,
+  RecordBatch,
+  Struct,
+  Table,
+  Time,
+  Timestamp,
   TimeUnit,
-  util,
-  type Vector,
+  Vector,
 } from 'apache-arrow';
 
 /**
- * `DataType.isLargeList` (apache-arrow 21.2 and later) and `isLargeBinary` (15 and later), false
- * where this apache-arrow has no such check: a version without it cannot read such a column from
- * IPC at all, so none reaches here.
+ * apache-arrow's type ids (`Type`): the Arrow format's own numbers (its flatbuffers schema), and
+ * -1 for a dictionary, the same in every apache-arrow from 13 on. apache-arrow's `DataType.isX`
+ * compare these same ids; compared here, formatting needs no apache-arrow loaded (arrow.ts), and
+ * works on Arrow objects from any copy of it. (`LargeList` and `LargeBinary` were added in 21.2
+ * and 15: a version without one cannot read such a column from IPC, so none reaches here.)
  */
-const optionalCheck =
-  (name: 'isLargeList' | 'isLargeBinary') =>
-  (type: DataType): boolean =>
-    (DataType as unknown as Record<string, ((t: DataType) => boolean) | undefined>)[name]?.(type) ?? false;
-const isLargeList = optionalCheck('isLargeList');
-const isLargeBinary = optionalCheck('isLargeBinary');
+const TYPE = {
+  Dictionary: -1,
+  Int: 2,
+  Float: 3,
+  Binary: 4,
+  Bool: 6,
+  Decimal: 7,
+  Date: 8,
+  Time: 9,
+  Timestamp: 10,
+  List: 12,
+  Struct: 13,
+  Union: 14,
+  FixedSizeBinary: 15,
+  FixedSizeList: 16,
+  Map: 17,
+  LargeBinary: 19,
+  LargeList: 21,
+} as const;
+
+const typeIs =
+  (id: number) =>
+  (type: DataType | null | undefined): boolean =>
+    type?.typeId === id;
+const isDictionary = (type: DataType): type is Dictionary => type.typeId === TYPE.Dictionary;
+const isStruct = (type: DataType): type is Struct => type.typeId === TYPE.Struct;
+const isFloat = (type: DataType): type is Float => type.typeId === TYPE.Float;
+const isDecimal = (type: DataType): type is Decimal => type.typeId === TYPE.Decimal;
+const isDate = (type: DataType): type is Date_ => type.typeId === TYPE.Date;
+const isTime = (type: DataType): type is Time => type.typeId === TYPE.Time;
+const isTimestamp = (type: DataType | null | undefined): type is Timestamp => type?.typeId === TYPE.Timestamp;
+const isList = typeIs(TYPE.List);
+const isLargeList = typeIs(TYPE.LargeList);
+const isFixedSizeList = typeIs(TYPE.FixedSizeList);
+const isMap = (type: DataType): type is Map_ => type.typeId === TYPE.Map;
+const isUnion = typeIs(TYPE.Union);
+const isInt = typeIs(TYPE.Int);
+const isBool = typeIs(TYPE.Bool);
+const isBinary = typeIs(TYPE.Binary);
+const isLargeBinary = typeIs(TYPE.LargeBinary);
+const isFixedSizeBinary = typeIs(TYPE.FixedSizeBinary);
+
+/** apache-arrow's `DateUnit.DAY` and `Precision`: the Arrow format's numbers. */
+const DATE_UNIT_DAY = 0;
+const PRECISION_SINGLE = 1;
+const PRECISION_DOUBLE = 2;
 
 /** Bytes of binary values shown (as hex) before cutting. */
 const MAX_BINARY_BYTES = 32;
@@ -52,7 +100,7 @@ const MAX_BINARY_BYTES = 32;
  */
 export function formatValue(value: unknown, type: DataType): string | null {
   if (value === null || value === undefined) return null;
-  if (DataType.isDictionary(type)) return formatValue(value, type.dictionary);
+  if (isDictionary(type)) return formatValue(value, type.dictionary);
   if (isNested(type)) return JSON.stringify(toPlain(value, type), jsonReplacer);
   return scalarText(value, type);
 }
@@ -93,7 +141,7 @@ export function formatRows(
  */
 export function valueAt(vector: Vector | null | undefined, row: number): unknown {
   if (vector === null || vector === undefined) return undefined;
-  if (!DataType.isTimestamp(vector.type)) return vector.get(row);
+  if (!isTimestamp(vector.type)) return vector.get(row);
   if (!vector.isValid(row)) return null;
   let index = row;
   for (const data of vector.data) {
@@ -112,41 +160,34 @@ export function valueAt(vector: Vector | null | undefined, row: number): unknown
 
 /** Whether values of `type` are shown as JSON. */
 function isNested(type: DataType): boolean {
-  return (
-    DataType.isStruct(type) ||
-    DataType.isList(type) ||
-    isLargeList(type) ||
-    DataType.isFixedSizeList(type) ||
-    DataType.isMap(type) ||
-    DataType.isUnion(type)
-  );
+  return isStruct(type) || isList(type) || isLargeList(type) || isFixedSizeList(type) || isMap(type) || isUnion(type);
 }
 
 /** A value as plain JSON-able data (scalars formatted as in a cell, except numbers and booleans). */
 function toPlain(value: unknown, type: DataType): unknown {
   if (value === null || value === undefined) return null;
-  if (DataType.isDictionary(type)) return toPlain(value, type.dictionary);
-  if (DataType.isStruct(type)) {
+  if (isDictionary(type)) return toPlain(value, type.dictionary);
+  if (isStruct(type)) {
     const row = value as Record<string, unknown>;
     const out: Record<string, unknown> = {};
     for (const field of type.children as Field[]) out[field.name] = toPlain(row[field.name], field.type);
     return out;
   }
-  if (DataType.isList(type) || isLargeList(type) || DataType.isFixedSizeList(type)) {
+  if (isList(type) || isLargeList(type) || isFixedSizeList(type)) {
     const itemType = (type.children[0] as Field).type;
     return Array.from(value as Iterable<unknown>, (item) => toPlain(item, itemType));
   }
-  if (DataType.isMap(type)) {
+  if (isMap(type)) {
     const out: Record<string, unknown> = {};
     for (const [key, item] of value as Iterable<[unknown, unknown]>) {
       out[String(formatValue(key, type.keyType))] = toPlain(item, type.valueType);
     }
     return out;
   }
-  if (DataType.isUnion(type)) return plainOfUnknown(value);
-  if (typeof value === 'number' && DataType.isFloat(type)) return Number(floatText(value, type.precision));
+  if (isUnion(type)) return plainOfUnknown(value);
+  if (typeof value === 'number' && isFloat(type)) return Number(floatText(value, type.precision));
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') {
-    if (DataType.isInt(type) || DataType.isBool(type)) return value;
+    if (isInt(type) || isBool(type)) return value;
   }
   return scalarText(value, type);
 }
@@ -162,31 +203,28 @@ function jsonReplacer(_key: string, value: unknown): unknown {
 function scalarText(raw: unknown, type: DataType): string {
   // apache-arrow before 15 gives dates and timestamps as `Date`s, later versions as milliseconds.
   const value = raw instanceof Date ? raw.getTime() : raw;
-  if (DataType.isTimestamp(type) && typeof value === 'bigint') {
+  if (isTimestamp(type) && typeof value === 'bigint') {
     const iso = exactIsoString(value, type.unit);
     return type.timezone ? iso : iso.replace(/Z$/, '');
   }
-  if (DataType.isTimestamp(type) && typeof value === 'number') {
+  if (isTimestamp(type) && typeof value === 'number') {
     // Without a time zone the value is wall-clock time, not an instant: drop the `Z`.
     const iso = isoString(value);
     return type.timezone ? iso : iso.replace(/Z$/, '');
   }
-  if (DataType.isDate(type) && typeof value === 'number') {
+  if (isDate(type) && typeof value === 'number') {
     const iso = isoString(value);
-    return type.unit === DateUnit.DAY || iso.endsWith('T00:00:00.000Z') ? iso.slice(0, 10) : iso;
+    return type.unit === DATE_UNIT_DAY || iso.endsWith('T00:00:00.000Z') ? iso.slice(0, 10) : iso;
   }
-  if (DataType.isTime(type) && (typeof value === 'number' || typeof value === 'bigint')) {
+  if (isTime(type) && (typeof value === 'number' || typeof value === 'bigint')) {
     return timeOfDay(BigInt(value), type.unit);
   }
-  if (DataType.isDecimal(type)) return decimalText(value, type.scale);
-  if (
-    value instanceof Uint8Array &&
-    (DataType.isBinary(type) || isLargeBinary(type) || DataType.isFixedSizeBinary(type))
-  ) {
+  if (isDecimal(type)) return decimalText(value, type.scale);
+  if (value instanceof Uint8Array && (isBinary(type) || isLargeBinary(type) || isFixedSizeBinary(type))) {
     return binaryText(value);
   }
   if (typeof value === 'string') return value;
-  if (typeof value === 'number' && DataType.isFloat(type)) return floatText(value, type.precision);
+  if (typeof value === 'number' && isFloat(type)) return floatText(value, type.precision);
   if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
   return JSON.stringify(plainOfUnknown(value), jsonReplacer) ?? String(value);
 }
@@ -206,9 +244,9 @@ function plainOfUnknown(value: unknown): unknown {
  */
 function floatText(value: number, precision: Precision): string {
   if (Object.is(value, -0)) return '-0';
-  if (precision === Precision.DOUBLE || !Number.isFinite(value)) return String(value);
-  const round = precision === Precision.SINGLE ? Math.fround : (Math as { f16round?: (x: number) => number }).f16round;
-  const maxDigits = precision === Precision.SINGLE ? 9 : 5;
+  if (precision === PRECISION_DOUBLE || !Number.isFinite(value)) return String(value);
+  const round = precision === PRECISION_SINGLE ? Math.fround : (Math as { f16round?: (x: number) => number }).f16round;
+  const maxDigits = precision === PRECISION_SINGLE ? 9 : 5;
   for (let digits = 1; round !== undefined && digits < maxDigits; digits++) {
     const candidate = Number(value.toPrecision(digits));
     if (round(candidate) === value) return String(candidate);
@@ -221,20 +259,14 @@ function isoString(ms: number): string {
   return Number.isNaN(date.getTime()) ? String(ms) : date.toISOString();
 }
 
-const TICKS_PER_SECOND: Record<TimeUnit, bigint> = {
-  [TimeUnit.SECOND]: 1n,
-  [TimeUnit.MILLISECOND]: 1_000n,
-  [TimeUnit.MICROSECOND]: 1_000_000n,
-  [TimeUnit.NANOSECOND]: 1_000_000_000n,
-};
+/** Ticks of each `TimeUnit` (second, milli-, micro-, nanosecond: the Arrow format's 0–3) in a second. */
+const TICKS_PER_SECOND: Readonly<Record<TimeUnit, bigint>> = [1n, 1_000n, 1_000_000n, 1_000_000_000n];
 
 /** Digits of a second's fraction in each unit. */
-const FRACTION_DIGITS: Record<TimeUnit, number> = {
-  [TimeUnit.SECOND]: 0,
-  [TimeUnit.MILLISECOND]: 3,
-  [TimeUnit.MICROSECOND]: 6,
-  [TimeUnit.NANOSECOND]: 9,
-};
+const FRACTION_DIGITS: Readonly<Record<TimeUnit, number>> = [0, 3, 6, 9];
+
+/** Each unit's name. */
+const UNIT_NAMES: Readonly<Record<TimeUnit, string>> = ['second', 'millisecond', 'microsecond', 'nanosecond'];
 
 /**
  * ISO 8601 of a count of `unit`s since the epoch, every digit of the unit kept
@@ -249,7 +281,7 @@ function exactIsoString(ticks: bigint, unit: TimeUnit): string {
     fraction += perSecond;
   }
   const date = new Date(Number(seconds) * 1000);
-  if (Number.isNaN(date.getTime())) return `${ticks} (${TimeUnit[unit].toLowerCase()}s since 1970)`;
+  if (Number.isNaN(date.getTime())) return `${ticks} (${UNIT_NAMES[unit]}s since 1970)`;
   const digits = FRACTION_DIGITS[unit];
   const whole = date.toISOString().slice(0, 19);
   return digits === 0 ? `${whole}Z` : `${whole}.${fraction.toString().padStart(digits, '0')}Z`;
@@ -268,10 +300,8 @@ function timeOfDay(ticks: bigint, unit: TimeUnit): string {
 
 /** An exact decimal string from an Arrow decimal (an unscaled big integer) and its scale. */
 function decimalText(value: unknown, scale: number): string {
-  const unscaled =
-    typeof value === 'object' && value !== null
-      ? util.bigNumToString(value as Parameters<typeof util.bigNumToString>[0])
-      : String(value);
+  // apache-arrow's big numbers print their exact digits as strings (`BigNum`'s `toPrimitive`).
+  const unscaled = String(value);
   if (scale <= 0) return scale === 0 ? unscaled : unscaled + '0'.repeat(-scale);
   const negative = unscaled.startsWith('-');
   const digits = (negative ? unscaled.slice(1) : unscaled).padStart(scale + 1, '0');

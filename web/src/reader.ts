@@ -9,7 +9,7 @@
  * thread through the same task host.
  */
 
-import { ARROW_READS_VIEWS, warmArrowReaderOnce } from './arrow.js';
+import { arrowReadsViews, loadArrow, warmArrowReaderOnce } from './arrow.js';
 import type { Dataset, DatasetContext, DatasetOptions } from './dataset/dataset.js';
 import { DEFAULT_FOOTER_MEMORY_BYTES, openDataset } from './dataset/open.js';
 import type { DatasetSources } from './dataset/sources.js';
@@ -40,6 +40,11 @@ import {
   limitWasmMemory,
   type Wasm,
 } from './wasm-loader.js';
+
+// In a page, apache-arrow starts loading as the package is evaluated: after the `.wasm` (requested
+// when `wasm-loader.ts` was), before the app's first `open()`, which awaits both (arrow.ts). A
+// failure is reported to that open, not as an unhandled rejection.
+if (typeof document !== 'undefined') loadArrow().catch(() => undefined);
 
 declare global {
   // The one WebAssembly type the public API names (`wasmUrl`). lib.dom and lib.webworker declare it
@@ -381,8 +386,10 @@ export class Reader {
       () => undefined,
     );
     try {
-      const wasm = await this.loading;
-      const handle = await loadMetadata(wasm, reads, await tail, options.maxMetadataBytes, limits);
+      // apache-arrow loads beside the core (arrow.ts): the file's schema, its scans' batches are
+      // its objects.
+      const [wasm] = await Promise.all([this.loading, loadArrow()]);
+      const handle = await loadMetadata(wasm, reads, await tail, options.maxMetadataBytes, limits, arrowReadsViews());
       this.assertOpen();
       const fileId = this.nextFileId++;
       return new ParquetFile(
@@ -500,6 +507,7 @@ export class Reader {
  * @internal Decodes a file's metadata from the open's tail read, reading more where the footer or
  * page index does not fit in it (one request per ask: their pieces are adjacent). A decode that
  * fails as the engine might make it fail is looked at again from the bytes read (recheck.ts).
+ * `viewTypes`: whether the apache-arrow the batches go to reads string and binary views (arrow.ts).
  */
 export async function loadMetadata(
   wasm: Wasm,
@@ -507,11 +515,12 @@ export async function loadMetadata(
   tail: { start: number; data: Uint8Array },
   maxMetadataBytes: number | undefined,
   limits: DecodeLimits,
+  viewTypes: boolean,
 ): Promise<ParquetFileHandle> {
   // Checked by the core (a bad one fails the open), then used by every scan of the file.
   const options: CoreOpenOptions = {
     ...(maxMetadataBytes === undefined ? {} : { maxMetadataBytes }),
-    ...(ARROW_READS_VIEWS ? {} : { viewTypes: false }),
+    ...(viewTypes ? {} : { viewTypes: false }),
     ...(Object.keys(limits).length > 0 ? { limits } : {}),
   };
   const openOptions = Object.keys(options).length === 0 ? undefined : JSON.stringify(options);

@@ -103,7 +103,7 @@ describe('opening a file whose footer decode fails once', () => {
         return read(start, end, signal);
       };
       const { wasm, made } = await faultyCore(failing);
-      const handle = await loadMetadata(wasm, source, tail, undefined, {});
+      const handle = await loadMetadata(wasm, source, tail, undefined, {}, true);
       expect(handle.numRows).toBe(7300);
       handle.free();
       // One loader, and one more for each failure: the second look starts from the bytes.
@@ -124,7 +124,7 @@ describe('opening a file whose footer decode fails once', () => {
     const tail = await source.readTail(1024);
     const before = counts();
     const { wasm } = await faultyCore([2, 3]);
-    await expect(loadMetadata(wasm, source, tail, undefined, {})).rejects.toMatchObject({
+    await expect(loadMetadata(wasm, source, tail, undefined, {}, true)).rejects.toMatchObject({
       code: 'INVALID_FILE',
     });
     expect(since(before)).toEqual({ ran: 1, passed: 0 });

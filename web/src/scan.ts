@@ -13,7 +13,8 @@
  * generator is told to return, and lets go of everything as a `break` would — at the engine's
  * next garbage collection, not at once.
  */
-import { type RecordBatch, type Schema, Table } from 'apache-arrow';
+import type { RecordBatch, Schema, Table } from 'apache-arrow';
+import { arrow } from './arrow.js';
 import { ParquetSkimError } from './errors.js';
 import type { PlanStats, PrunedBy } from './wasm/contract.js';
 import type { CacheCounters } from './worker/protocol.js';
@@ -215,6 +216,7 @@ export class Scan<S extends ScanStats = ScanStats> implements AsyncIterable<Reco
   async toTable(): Promise<Table> {
     const batches: RecordBatch[] = [];
     for await (const batch of this) batches.push(batch);
+    const { Table } = arrow();
     return batches.length === 0 ? new Table(this.schema) : new Table(batches);
   }
 }

@@ -25,7 +25,7 @@
  * order. A file that fails fails the scan, the error naming the file (`error.file`); with
  * `onFileError: 'skip'`, it is left out and listed in the stats instead.
  */
-import { type Field, type RecordBatch, Schema } from 'apache-arrow';
+import type { Field, RecordBatch, Schema } from 'apache-arrow';
 import {
   type AggregateAst,
   type AggregateValue,
@@ -35,7 +35,7 @@ import {
   type Partial,
   valueColumns,
 } from '../aggregate.js';
-import { batchesFromIpc } from '../arrow.js';
+import { arrow, batchesFromIpc } from '../arrow.js';
 import { isAbortError, ParquetSkimError, throwIfAborted, toSkimError } from '../errors.js';
 import {
   type AggregateOptions,
@@ -427,7 +427,7 @@ export class Dataset {
     const offset = options.offset ?? 0;
     const { limit, batchSize } = options;
     const columns = options.columns ?? this.schema.fields.map((f) => f.name);
-    const schema = new Schema(columns.map((name) => this.field(name)));
+    const schema = new (arrow().Schema)(columns.map((name) => this.field(name)));
     const filter = this.filterAst(options.filter);
     const stats = newStats(this.files);
     // Without a filter the footers' row counts place offset and limit in files exactly; with one,

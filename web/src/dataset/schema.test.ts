@@ -19,7 +19,8 @@ import {
   type Vector,
   vectorFromArray,
 } from 'apache-arrow';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadArrow } from '../arrow.js';
 import { ParquetSkimError } from '../errors.js';
 import { conformBatch, unifySchemas, widen } from './schema.js';
 
@@ -36,6 +37,10 @@ function batchOf(columns: Record<string, Vector>): RecordBatch {
   );
 }
 
+// The module reaches apache-arrow as the package does, once it has loaded (arrow.ts).
+beforeAll(async () => {
+  await loadArrow();
+});
 describe('one schema for the files of a dataset', () => {
   it('widens integers, floats, strings and timestamp units', () => {
     expect(String(widen(new Int32(), new Int64()))).toBe('Int64');

@@ -17,28 +17,23 @@
  * its buffers (integers, floats, timestamps, string offsets), a view through apache-arrow's
  * builders; a partition or missing column is a constant vector.
  */
-import * as Arrow from 'apache-arrow';
-import {
-  Binary,
-  type Data,
-  type DataType,
+import type {
+  Data,
+  DataType,
   DateDay,
   Field,
   Float,
   Int,
   Int64,
-  makeData,
   Precision,
   RecordBatch,
   Schema,
-  Struct,
   Timestamp,
   Type,
   Utf8,
-  util,
-  type Vector,
-  vectorFromArray,
+  Vector,
 } from 'apache-arrow';
+import { arrow } from '../arrow.js';
 import { ParquetSkimError } from '../errors.js';
 import { epochDays, type PartitionColumn, type PartitionValue } from './partitions.js';
 
@@ -47,22 +42,45 @@ import { epochDays, type PartitionColumn, type PartitionValue } from './partitio
  * up at run time, so that an older apache-arrow still loads the package. Where they are missing,
  * the files cannot have them either (apache-arrow could not read their batches).
  */
-const LATER = Arrow as unknown as Record<string, (new () => DataType) | undefined>;
-const LATER_TYPES = Type as unknown as Record<string, number | undefined>;
-const STRINGS = [Type.Utf8, LATER_TYPES.LargeUtf8, LATER_TYPES.Utf8View].filter((t): t is number => t !== undefined);
-const BINARIES = [Type.Binary, LATER_TYPES.LargeBinary, LATER_TYPES.BinaryView].filter(
-  (t): t is number => t !== undefined,
-);
+interface Kinds {
+  /** apache-arrow's classes by name (`LargeUtf8`, … where it has them). */
+  classes: Record<string, (new () => DataType) | undefined>;
+  /** apache-arrow's type ids by name (`Type`). */
+  ids: Record<string, number | undefined>;
+  /** The ids of the string types, and of the binary ones, this apache-arrow has. */
+  strings: number[];
+  binaries: number[];
+}
+
+let kindsOf: Kinds | undefined;
+
+/** The above, once apache-arrow has loaded (arrow.ts). */
+function kinds(): Kinds {
+  if (kindsOf === undefined) {
+    const module = arrow();
+    const ids = module.Type as unknown as Record<string, number | undefined>;
+    const known = (...types: Array<number | undefined>) => types.filter((t): t is number => t !== undefined);
+    kindsOf = {
+      classes: module as unknown as Record<string, (new () => DataType) | undefined>,
+      ids,
+      strings: known(ids.Utf8, ids.LargeUtf8, ids.Utf8View),
+      binaries: known(ids.Binary, ids.LargeBinary, ids.BinaryView),
+    };
+  }
+  return kindsOf;
+}
 
 /** `new LargeUtf8()` / `new LargeBinary()` where this apache-arrow has them, else the 32-bit-offset type. */
 function large(name: 'LargeUtf8' | 'LargeBinary'): DataType {
-  const Large = LATER[name];
+  const Large = kinds().classes[name];
   if (Large !== undefined) return new Large();
+  const { Utf8, Binary } = arrow();
   return name === 'LargeUtf8' ? new Utf8() : new Binary();
 }
 
 /** The apache-arrow type of a partition column. */
 export function partitionArrowType(type: PartitionColumn['type']): DataType {
+  const { Int64, DateDay, Utf8 } = arrow();
   switch (type) {
     case 'int64':
       return new Int64();
@@ -89,6 +107,7 @@ export function unifySchemas(
   files: ReadonlyArray<{ path: string; schema: Schema }>,
   partitions: readonly PartitionColumn[],
 ): UnifiedSchema {
+  const { Field, Schema } = arrow();
   const merged = new Map<string, { field: Field; path: string; files: number }>();
   const conflicts = new Map<string, ParquetSkimError>();
   for (const { path, schema } of files) {
@@ -137,12 +156,14 @@ export function unifySchemas(
 /** The type `a` and `b` both widen to, or null when there is none. */
 export function widen(a: DataType, b: DataType): DataType | null {
   if (sameType(a, b)) return a;
+  const { Type, Float, Utf8, Binary, Timestamp } = arrow();
+  const late = kinds();
   const ids = new Set([a.typeId, b.typeId]);
   const only = (...types: Type[]) => [...ids].every((id) => types.includes(id));
   if (only(Type.Int)) return widenInts(a as Int, b as Int);
   if (only(Type.Float)) return new Float(Math.max((a as Float).precision, (b as Float).precision) as Precision);
-  if (only(...STRINGS)) return ids.has(LATER_TYPES.LargeUtf8 ?? -1) ? large('LargeUtf8') : new Utf8();
-  if (only(...BINARIES)) return ids.has(LATER_TYPES.LargeBinary ?? -1) ? large('LargeBinary') : new Binary();
+  if (only(...late.strings)) return ids.has(late.ids.LargeUtf8 ?? -1) ? large('LargeUtf8') : new Utf8();
+  if (only(...late.binaries)) return ids.has(late.ids.LargeBinary ?? -1) ? large('LargeBinary') : new Binary();
   if (only(Type.Timestamp)) {
     const [x, y] = [a as Timestamp, b as Timestamp];
     if ((x.timezone ?? null) === (y.timezone ?? null))
@@ -152,6 +173,7 @@ export function widen(a: DataType, b: DataType): DataType | null {
 }
 
 function widenInts(a: Int, b: Int): DataType | null {
+  const { Int, Int64 } = arrow();
   if (a.isSigned === b.isSigned) return new Int(a.isSigned, Math.max(a.bitWidth, b.bitWidth) as 8 | 16 | 32 | 64);
   const unsigned = a.isSigned ? b : a;
   const signed = a.isSigned ? a : b;
@@ -169,6 +191,7 @@ export function conformBatch(
   schema: Schema,
   constants: ReadonlyMap<string, PartitionValue>,
 ): RecordBatch {
+  const { util, makeData, Struct, RecordBatch } = arrow();
   const rows = batch.numRows;
   if (constants.size === 0 && util.compareSchemas(batch.schema, schema)) return batch;
   const children = schema.fields.map((field) => {
@@ -185,6 +208,7 @@ export function conformBatch(
 /** A column of `rows` copies of `value` (null: all null). */
 function constantData(type: DataType, value: PartitionValue, rows: number): Data {
   if (value === null) return nullData(type, rows);
+  const { Type, makeData } = arrow();
   if (type.typeId === Type.Int) {
     return makeData({
       type: type as Int64,
@@ -209,11 +233,13 @@ function constantData(type: DataType, value: PartitionValue, rows: number): Data
 
 /** A column of `rows` nulls, of any type. */
 function nullData(type: DataType, rows: number): Data {
-  return vectorFromArray(new Array(rows).fill(null), type).data[0] as Data;
+  return arrow().vectorFromArray(new Array(rows).fill(null), type).data[0] as Data;
 }
 
 /** A file's column in the dataset's (wider) type `to` (see {@link widen}). */
 function convert(column: Vector, to: DataType): Data {
+  const { Type, Precision, makeData, vectorFromArray } = arrow();
+  const late = kinds();
   const from = column.data[0] as Data;
   if (column.data.length !== 1) return vectorFromArray([...column], to).data[0] as Data;
   const base = {
@@ -242,7 +268,7 @@ function convert(column: Vector, to: DataType): Data {
     for (let i = 0; i < values.length; i++) data[i] = (values[i] as bigint) * factor;
     return makeData({ ...base, type: to, data } as never);
   }
-  const isLarge = to.typeId === LATER_TYPES.LargeUtf8 || to.typeId === LATER_TYPES.LargeBinary;
+  const isLarge = to.typeId === late.ids.LargeUtf8 || to.typeId === late.ids.LargeBinary;
   const offsets = from.valueOffsets as Int32Array | BigInt64Array | undefined;
   if (offsets !== undefined && (from.type.typeId === Type.Utf8 || from.type.typeId === Type.Binary) === isLarge) {
     // 32-bit offsets ↔ 64-bit ones; the value bytes are shared.
@@ -257,5 +283,5 @@ function convert(column: Vector, to: DataType): Data {
 
 /** Whether two types are equal (apache-arrow's comparison, without its type-guard narrowing). */
 export function sameType(a: DataType, b: DataType): boolean {
-  return util.compareTypes(a, b);
+  return arrow().util.compareTypes(a, b);
 }
