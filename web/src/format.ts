@@ -12,12 +12,20 @@
  * {@link formatRows} does it for whole rows of a table or batch.
  */
 import type {
+  Binary,
+  Bool,
   DataType,
   Date_,
   Decimal,
   Dictionary,
   Field,
+  FixedSizeBinary,
+  FixedSizeList,
   Float,
+  Int,
+  LargeBinary,
+  LargeList,
+  List,
   Map_,
   Precision,
   RecordBatch,
@@ -26,62 +34,30 @@ import type {
   Time,
   Timestamp,
   TimeUnit,
+  Union,
   Vector,
 } from 'apache-arrow';
+import { DATE_UNIT_DAY, PRECISION_DOUBLE, PRECISION_SINGLE, TYPE_ID, typeIs } from './arrow-types.js';
 
-/**
- * apache-arrow's type ids (`Type`): the Arrow format's own numbers (its flatbuffers schema), and
- * -1 for a dictionary, the same in every apache-arrow from 13 on. apache-arrow's `DataType.isX`
- * compare these same ids; compared here, formatting needs no apache-arrow loaded (arrow.ts), and
- * works on Arrow objects from any copy of it. (`LargeList` and `LargeBinary` were added in 21.2
- * and 15: a version without one cannot read such a column from IPC, so none reaches here.)
- */
-const TYPE = {
-  Dictionary: -1,
-  Int: 2,
-  Float: 3,
-  Binary: 4,
-  Bool: 6,
-  Decimal: 7,
-  Date: 8,
-  Time: 9,
-  Timestamp: 10,
-  List: 12,
-  Struct: 13,
-  Union: 14,
-  FixedSizeBinary: 15,
-  FixedSizeList: 16,
-  Map: 17,
-  LargeBinary: 19,
-  LargeList: 21,
-} as const;
-
-const typeIs =
-  (id: number) =>
-  (type: DataType | null | undefined): boolean =>
-    type?.typeId === id;
-const isDictionary = (type: DataType): type is Dictionary => type.typeId === TYPE.Dictionary;
-const isStruct = (type: DataType): type is Struct => type.typeId === TYPE.Struct;
-const isFloat = (type: DataType): type is Float => type.typeId === TYPE.Float;
-const isDecimal = (type: DataType): type is Decimal => type.typeId === TYPE.Decimal;
-const isDate = (type: DataType): type is Date_ => type.typeId === TYPE.Date;
-const isTime = (type: DataType): type is Time => type.typeId === TYPE.Time;
-const isTimestamp = (type: DataType | null | undefined): type is Timestamp => type?.typeId === TYPE.Timestamp;
-const isList = typeIs(TYPE.List);
-const isLargeList = typeIs(TYPE.LargeList);
-const isFixedSizeList = typeIs(TYPE.FixedSizeList);
-const isMap = (type: DataType): type is Map_ => type.typeId === TYPE.Map;
-const isUnion = typeIs(TYPE.Union);
-const isInt = typeIs(TYPE.Int);
-const isBool = typeIs(TYPE.Bool);
-const isBinary = typeIs(TYPE.Binary);
-const isLargeBinary = typeIs(TYPE.LargeBinary);
-const isFixedSizeBinary = typeIs(TYPE.FixedSizeBinary);
-
-/** apache-arrow's `DateUnit.DAY` and `Precision`: the Arrow format's numbers. */
-const DATE_UNIT_DAY = 0;
-const PRECISION_SINGLE = 1;
-const PRECISION_DOUBLE = 2;
+const isDictionary = typeIs<Dictionary>(TYPE_ID.Dictionary);
+const isStruct = typeIs<Struct>(TYPE_ID.Struct);
+const isFloat = typeIs<Float>(TYPE_ID.Float);
+const isDecimal = typeIs<Decimal>(TYPE_ID.Decimal);
+const isDate = typeIs<Date_>(TYPE_ID.Date);
+const isTime = typeIs<Time>(TYPE_ID.Time);
+const isTimestamp = typeIs<Timestamp>(TYPE_ID.Timestamp);
+const isMap = typeIs<Map_>(TYPE_ID.Map);
+const isList = typeIs<List>(TYPE_ID.List);
+// LargeList and LargeBinary came with apache-arrow 21.2 and 15: one without them cannot read such
+// a column from IPC, so none reaches here.
+const isLargeList = typeIs<LargeList>(TYPE_ID.LargeList);
+const isFixedSizeList = typeIs<FixedSizeList>(TYPE_ID.FixedSizeList);
+const isUnion = typeIs<Union>(TYPE_ID.Union);
+const isInt = typeIs<Int>(TYPE_ID.Int);
+const isBool = typeIs<Bool>(TYPE_ID.Bool);
+const isBinary = typeIs<Binary>(TYPE_ID.Binary);
+const isLargeBinary = typeIs<LargeBinary>(TYPE_ID.LargeBinary);
+const isFixedSizeBinary = typeIs<FixedSizeBinary>(TYPE_ID.FixedSizeBinary);
 
 /** Bytes of binary values shown (as hex) before cutting. */
 const MAX_BINARY_BYTES = 32;

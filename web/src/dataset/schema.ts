@@ -29,52 +29,27 @@ import type {
   RecordBatch,
   Schema,
   Timestamp,
-  Type,
   Utf8,
   Vector,
 } from 'apache-arrow';
 import { arrow } from '../arrow.js';
+import { PRECISION_DOUBLE, TYPE_ID } from '../arrow-types.js';
 import { ParquetSkimError } from '../errors.js';
 import { epochDays, type PartitionColumn, type PartitionValue } from './partitions.js';
 
+/** The string types' ids, and the binary ones' (with those of types a given apache-arrow may lack). */
+const STRINGS: number[] = [TYPE_ID.Utf8, TYPE_ID.LargeUtf8, TYPE_ID.Utf8View];
+const BINARIES: number[] = [TYPE_ID.Binary, TYPE_ID.LargeBinary, TYPE_ID.BinaryView];
+
 /**
- * Types apache-arrow added after 13.0, the oldest this package runs with (its peer range): looked
- * up at run time, so that an older apache-arrow still loads the package. Where they are missing,
- * the files cannot have them either (apache-arrow could not read their batches).
+ * `new LargeUtf8()` / `new LargeBinary()` where this apache-arrow has them (added after 13.0, the
+ * oldest this package runs with: looked up at run time), else the 32-bit-offset type.
  */
-interface Kinds {
-  /** apache-arrow's classes by name (`LargeUtf8`, … where it has them). */
-  classes: Record<string, (new () => DataType) | undefined>;
-  /** apache-arrow's type ids by name (`Type`). */
-  ids: Record<string, number | undefined>;
-  /** The ids of the string types, and of the binary ones, this apache-arrow has. */
-  strings: number[];
-  binaries: number[];
-}
-
-let kindsOf: Kinds | undefined;
-
-/** The above, once apache-arrow has loaded (arrow.ts). */
-function kinds(): Kinds {
-  if (kindsOf === undefined) {
-    const module = arrow();
-    const ids = module.Type as unknown as Record<string, number | undefined>;
-    const known = (...types: Array<number | undefined>) => types.filter((t): t is number => t !== undefined);
-    kindsOf = {
-      classes: module as unknown as Record<string, (new () => DataType) | undefined>,
-      ids,
-      strings: known(ids.Utf8, ids.LargeUtf8, ids.Utf8View),
-      binaries: known(ids.Binary, ids.LargeBinary, ids.BinaryView),
-    };
-  }
-  return kindsOf;
-}
-
-/** `new LargeUtf8()` / `new LargeBinary()` where this apache-arrow has them, else the 32-bit-offset type. */
 function large(name: 'LargeUtf8' | 'LargeBinary'): DataType {
-  const Large = kinds().classes[name];
+  const module = arrow();
+  const Large = (module as unknown as Record<string, (new () => DataType) | undefined>)[name];
   if (Large !== undefined) return new Large();
-  const { Utf8, Binary } = arrow();
+  const { Utf8, Binary } = module;
   return name === 'LargeUtf8' ? new Utf8() : new Binary();
 }
 
@@ -156,15 +131,14 @@ export function unifySchemas(
 /** The type `a` and `b` both widen to, or null when there is none. */
 export function widen(a: DataType, b: DataType): DataType | null {
   if (sameType(a, b)) return a;
-  const { Type, Float, Utf8, Binary, Timestamp } = arrow();
-  const late = kinds();
-  const ids = new Set([a.typeId, b.typeId]);
-  const only = (...types: Type[]) => [...ids].every((id) => types.includes(id));
-  if (only(Type.Int)) return widenInts(a as Int, b as Int);
-  if (only(Type.Float)) return new Float(Math.max((a as Float).precision, (b as Float).precision) as Precision);
-  if (only(...late.strings)) return ids.has(late.ids.LargeUtf8 ?? -1) ? large('LargeUtf8') : new Utf8();
-  if (only(...late.binaries)) return ids.has(late.ids.LargeBinary ?? -1) ? large('LargeBinary') : new Binary();
-  if (only(Type.Timestamp)) {
+  const { Float, Utf8, Binary, Timestamp } = arrow();
+  const ids = new Set<number>([a.typeId, b.typeId]);
+  const only = (...types: number[]) => [...ids].every((id) => types.includes(id));
+  if (only(TYPE_ID.Int)) return widenInts(a as Int, b as Int);
+  if (only(TYPE_ID.Float)) return new Float(Math.max((a as Float).precision, (b as Float).precision) as Precision);
+  if (only(...STRINGS)) return ids.has(TYPE_ID.LargeUtf8) ? large('LargeUtf8') : new Utf8();
+  if (only(...BINARIES)) return ids.has(TYPE_ID.LargeBinary) ? large('LargeBinary') : new Binary();
+  if (only(TYPE_ID.Timestamp)) {
     const [x, y] = [a as Timestamp, b as Timestamp];
     if ((x.timezone ?? null) === (y.timezone ?? null))
       return new Timestamp(Math.max(x.unit, y.unit), x.timezone ?? null);
@@ -208,8 +182,8 @@ export function conformBatch(
 /** A column of `rows` copies of `value` (null: all null). */
 function constantData(type: DataType, value: PartitionValue, rows: number): Data {
   if (value === null) return nullData(type, rows);
-  const { Type, makeData } = arrow();
-  if (type.typeId === Type.Int) {
+  const { makeData } = arrow();
+  if (type.typeId === TYPE_ID.Int) {
     return makeData({
       type: type as Int64,
       length: rows,
@@ -217,7 +191,7 @@ function constantData(type: DataType, value: PartitionValue, rows: number): Data
       data: new BigInt64Array(rows).fill(value as bigint),
     });
   }
-  if (type.typeId === Type.Date) {
+  if (type.typeId === TYPE_ID.Date) {
     const days = epochDays(value as string);
     return makeData({ type: type as DateDay, length: rows, nullCount: 0, data: new Int32Array(rows).fill(days) });
   }
@@ -238,8 +212,7 @@ function nullData(type: DataType, rows: number): Data {
 
 /** A file's column in the dataset's (wider) type `to` (see {@link widen}). */
 function convert(column: Vector, to: DataType): Data {
-  const { Type, Precision, makeData, vectorFromArray } = arrow();
-  const late = kinds();
+  const { makeData, vectorFromArray } = arrow();
   const from = column.data[0] as Data;
   if (column.data.length !== 1) return vectorFromArray([...column], to).data[0] as Data;
   const base = {
@@ -249,28 +222,28 @@ function convert(column: Vector, to: DataType): Data {
     nullCount: from.nullCount,
     nullBitmap: from.nullBitmap,
   };
-  if (to.typeId === Type.Int) {
+  if (to.typeId === TYPE_ID.Int) {
     const values = from.values as ArrayLike<number | bigint>;
     const data = new (to as Int).ArrayType(values.length) as unknown as { [i: number]: number | bigint };
     const big = (to as Int).bitWidth === 64;
     for (let i = 0; i < values.length; i++) data[i] = big ? BigInt(values[i] as number | bigint) : Number(values[i]);
     return makeData({ ...base, type: to, data } as never);
   }
-  if (to.typeId === Type.Float) {
+  if (to.typeId === TYPE_ID.Float) {
     const data =
-      (to as Float).precision === Precision.DOUBLE ? Float64Array.from(from.values) : Float32Array.from(from.values);
+      (to as Float).precision === PRECISION_DOUBLE ? Float64Array.from(from.values) : Float32Array.from(from.values);
     return makeData({ ...base, type: to, data } as never);
   }
-  if (to.typeId === Type.Timestamp && from.type.typeId === Type.Timestamp) {
+  if (to.typeId === TYPE_ID.Timestamp && from.type.typeId === TYPE_ID.Timestamp) {
     const factor = 1000n ** BigInt((to as Timestamp).unit - (from.type as Timestamp).unit);
     const values = from.values as BigInt64Array;
     const data = new BigInt64Array(values.length);
     for (let i = 0; i < values.length; i++) data[i] = (values[i] as bigint) * factor;
     return makeData({ ...base, type: to, data } as never);
   }
-  const isLarge = to.typeId === late.ids.LargeUtf8 || to.typeId === late.ids.LargeBinary;
+  const isLarge = to.typeId === TYPE_ID.LargeUtf8 || to.typeId === TYPE_ID.LargeBinary;
   const offsets = from.valueOffsets as Int32Array | BigInt64Array | undefined;
-  if (offsets !== undefined && (from.type.typeId === Type.Utf8 || from.type.typeId === Type.Binary) === isLarge) {
+  if (offsets !== undefined && (from.type.typeId === TYPE_ID.Utf8 || from.type.typeId === TYPE_ID.Binary) === isLarge) {
     // 32-bit offsets ↔ 64-bit ones; the value bytes are shared.
     const valueOffsets = isLarge
       ? BigInt64Array.from(offsets as Int32Array, (o) => BigInt(o))
