@@ -39,7 +39,7 @@
  * - BENCH_RUNS=N: timed runs per cell (default 5, after one warm-up run);
  * - comma-separated subsets: BENCH_SYSTEMS (parquet-skim, parquet-skim-mem, parquet-wasm,
  *   hyparquet, duckdb-wasm, parquet-skim-union, parquet-skim-file0; and, not run by default,
- *   parquet-skim-warm), BENCH_DATA (a, b, c,
+ *   parquet-skim-warm and parquet-skim-1range, one range per request), BENCH_DATA (a, b, c,
  *   hits, tpchgen, pyarrow, pyarrow1rg, duckdb; the datasets hive, files64), BENCH_QUERIES (q6, lookup,
  *   contains, first100, scan3; part, count on the datasets); a subset run prints its tables
  *   but writes no result files;
@@ -202,6 +202,8 @@ const SYSTEMS = {
    * columns, so its answer is not held against the others'.
    */
   'parquet-skim-file0': { page: 'parquet-skim', firstFile: true, datasetsOnly: true, queries: ['first100'] },
+  /** Opt-in (BENCH_SYSTEMS): one range per request (`multiRange: false`), beside the default's several. */
+  'parquet-skim-1range': { page: 'parquet-skim', openOptions: { multiRange: false }, optional: true },
   /** Opt-in (BENCH_SYSTEMS): over HTTP after a warm-up query on the same reader — the cold-start cost. */
   'parquet-skim-warm': { page: 'parquet-skim', warm: true, optional: true },
 };
@@ -371,6 +373,7 @@ async function measureCell(browser, server, net, dataset, query, system, skim) {
     inMemory: SYSTEMS[system].inMemory === true,
     warm: SYSTEMS[system].warm === true,
     union: SYSTEMS[system].union === true,
+    ...(SYSTEMS[system].openOptions === undefined ? {} : { openOptions: SYSTEMS[system].openOptions }),
     ...(dataset.dir === undefined
       ? { url: `/sample/${dataset.file}` }
       : SYSTEMS[system].firstFile

@@ -11,8 +11,8 @@
  *   build, `lineitem-sf1.parquet` is hard-linked into `public/` and `dist/` (not copied: 214 MB).
  *
  * `window.app.readExact(url, { limit })` opens `url` with default options, reads it (or its first
- * `limit` rows), opens it again, and returns the rows as Arrow IPC (base64) and both opens'
- * request logs — or the error's code and message. Nothing in it knows which server it runs on.
+ * `limit` rows), opens it again, and returns the rows as Arrow IPC (base64), both opens'
+ * request logs and the scan's — or the error's code and message. Nothing in it knows which server it runs on.
  */
 import { execFileSync } from 'node:child_process';
 import { copyFile, link, mkdir, rm, writeFile } from 'node:fs/promises';
@@ -51,11 +51,12 @@ export async function readExact(skim, tableToIPC, url, options = {}) {
     const openLog = file.requestLog();
     const scan = options.limit === undefined ? {} : { limit: options.limit };
     const table = await file.scan(scan).toTable();
+    const scanLog = file.requestLog().slice(openLog.length);
     const again = await reader.open(url);
     const bytes = tableToIPC(table);
     let text = '';
     for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-    return { rows: table.numRows, ipc: btoa(text), openLog, againLog: again.requestLog() };
+    return { rows: table.numRows, ipc: btoa(text), openLog, scanLog, againLog: again.requestLog() };
   } catch (error) {
     return { error: { code: error?.code ?? null, message: String(error?.message ?? error) } };
   } finally {
@@ -104,11 +105,13 @@ export interface LogEntry {
   range: string | null;
   status: number | null;
   bytes: number;
+  /** Ranges asked in one request, when more than one. */
+  parts?: number;
   note?: string;
 }
 
 export type ExactRead =
-  | { rows: number; ipc: string; openLog: LogEntry[]; againLog: LogEntry[]; error?: undefined }
+  | { rows: number; ipc: string; openLog: LogEntry[]; scanLog: LogEntry[]; againLog: LogEntry[]; error?: undefined }
   | { error: { code: string | null; message: string } };
 
 declare global {

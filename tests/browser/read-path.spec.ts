@@ -54,14 +54,15 @@ test('a 3-column limit-100 scan of a >100 MB file: one metadata read, then first
   const [meta, ...data] = result.log;
   expect(meta?.range).toBe('bytes=-524288');
   expect(meta?.status).toBe(206);
-  // Round trip 2: only first pages of the projected columns, all in flight together.
-  expect(data.length).toBeGreaterThanOrEqual(1);
-  expect(data.length).toBeLessThanOrEqual(3);
+  // Round trip 2: only first pages of the projected columns, all in flight together — here one
+  // request for the three (several ranges: the range server answers with parts, as nginx does).
+  expect(data.length).toBe(1);
+  expect(data[0]?.parts).toBe(3);
   const metaDone = (meta?.at ?? 0) + (meta?.ms ?? 0);
   const firstDataDone = Math.min(...data.map((e) => e.at + e.ms));
   for (const e of data) {
     expect(e.status).toBe(206);
-    expect(e.range).toMatch(/^bytes=\d+-\d+$/);
+    expect(e.range).toMatch(/^bytes=\d+-\d+(,\d+-\d+)*$/);
     expect(e.at).toBeGreaterThanOrEqual(metaDone - 1);
     expect(e.at).toBeLessThanOrEqual(firstDataDone);
   }

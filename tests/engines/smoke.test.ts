@@ -1,7 +1,8 @@
 /**
  * The main paths in all three engines — Chromium, Firefox ESR and WebKit (Safari's engine), each
  * the Debian build driven as tests/support/engines.mjs says: open a URL, read its first rows, a
- * filtered scan, and an abort — and a dataset of three files (a filtered scan, a count), and memory
+ * filtered scan, and an abort — a lookup reading several ranges in one request (its answer in
+ * `multipart/byteranges` parts), a dataset of three files (a filtered scan, a count), and memory
  * running out (`OUT_OF_MEMORY`, not a bare trap) — through
  * the package as the test harness page bundles it (Web Workers, WebAssembly, range requests to the
  * real range server). Each engine's rows must equal the same reads done in Node.
@@ -19,16 +20,23 @@ const FILE = 'alltypes_tiny_pages.parquet';
 /** Three files of one schema (Impala's alltypes, plain, snappy and dictionary-encoded): a dataset. */
 const DATASET = ['alltypes_plain.parquet', 'alltypes_plain.snappy.parquet', 'alltypes_dictionary.parquet'];
 const DATASET_FILTER = 'id < 5 AND bool_col = true';
+/**
+ * A lookup whose row's pages lie in 11 columns ~74 KB apart, past a 64 KiB tail read: several
+ * ranges in one request, answered with parts by the range server (as by nginx).
+ */
+const LOOKUP = { file: 'alltypes_tiny_pages_plain.parquet', filter: 'id = 3650', open: { footerReadBytes: 65536 } };
 
 /** What each engine reports; runs in the page (serialized: no closures). */
 async function mainPaths({
   url,
   dataset: datasetUrls,
   datasetFilter,
+  lookup,
 }: {
   url: string;
   dataset: string[];
   datasetFilter: string;
+  lookup: { url: string; filter: string; open: { footerReadBytes: number } };
 }) {
   const { skim } = (window as unknown as { harness: { skim: typeof import('parquet-skim') } }).harness;
   // inlineScanBytes 0: the queries after the first go to the workers (queries this small would
@@ -58,6 +66,8 @@ async function mainPaths({
     const bounded = await reader.openDataset(datasetUrls, { footerMemoryBytes: 1 });
     const boundedTable = await bounded.scan({ columns: ['id'], filter: datasetFilter }).toTable();
     const boundedCount = await bounded.count({ filter: datasetFilter });
+    const lookupFile = await reader.open(lookup.url, lookup.open);
+    const lookupTable = await lookupFile.scan({ columns: ['id', 'string_col'], filter: lookup.filter }).toTable();
     const result = {
       rows: file.metadata.numRows,
       firstIds: Array.from(first.getChild('id')?.toArray() ?? [], Number),
@@ -71,6 +81,12 @@ async function mainPaths({
         count: boundedCount,
         memoryBytes: bounded.memoryBytes,
       },
+      lookup: [
+        ...Array.from(lookupTable.getChild('id')?.toArray() ?? [], Number),
+        ...Array.from(lookupTable.getChild('string_col')?.toArray() ?? [], String),
+      ],
+      /** Its requests that asked for several ranges and got them as parts. */
+      lookupParts: lookupFile.requestLog().filter((e) => (e.parts ?? 0) > 1 && e.note === undefined).length,
       workers: reader.stats().workers.ready,
       onPage: reader.stats().workers.tasksOnPage,
       // The build this engine gets (JavaScriptCore: without SIMD), and the one it fetched.
@@ -102,7 +118,7 @@ async function mainPaths({
 let server: RangeServer;
 let expected: Omit<
   Awaited<ReturnType<typeof mainPaths>>,
-  'workers' | 'onPage' | 'bounded' | 'outOfMemory' | 'wasmBuild' | 'wasmFetched'
+  'workers' | 'onPage' | 'bounded' | 'outOfMemory' | 'wasmBuild' | 'wasmFetched' | 'lookupParts'
 >;
 
 beforeAll(async () => {
@@ -119,6 +135,8 @@ beforeAll(async () => {
   const filtered = await file.scan({ columns: ['id'], filter: 'id < 100 AND bool_col = true' }).toTable();
   const dataset = await reader.openDataset(DATASET.map((f) => `${server.url}/data/${f}`));
   const datasetTable = await dataset.scan({ columns: ['id'], filter: DATASET_FILTER }).toTable();
+  const lookupFile = await reader.open(`${server.url}/data/${LOOKUP.file}`, LOOKUP.open);
+  const lookupTable = await lookupFile.scan({ columns: ['id', 'string_col'], filter: LOOKUP.filter }).toTable();
   expected = {
     rows: file.metadata.numRows,
     firstIds: Array.from(first.getChild('id')?.toArray() ?? [], Number),
@@ -127,6 +145,10 @@ beforeAll(async () => {
     abortError: 'AbortError',
     datasetIds: Array.from(datasetTable.getChild('id')?.toArray() ?? [], Number),
     datasetCount: await dataset.count({ filter: DATASET_FILTER }),
+    lookup: [
+      ...Array.from(lookupTable.getChild('id')?.toArray() ?? [], Number),
+      ...Array.from(lookupTable.getChild('string_col')?.toArray() ?? [], String),
+    ],
   };
   reader.dispose();
 });
@@ -135,7 +157,7 @@ afterAll(() => server.close());
 
 describe('the main paths in every engine', () => {
   for (const name of ENGINES) {
-    it(`${name}: open, first rows, a filter, an abort, a dataset, memory running out`, {
+    it(`${name}: open, first rows, a filter, an abort, a lookup in one request, a dataset, memory running out`, {
       timeout: 180_000,
     }, async () => {
       const engine = await launchEngine(name);
@@ -147,6 +169,7 @@ describe('the main paths in every engine', () => {
             url: `${server.url}/data/${FILE}`,
             dataset: DATASET.map((f) => `${server.url}/data/${f}`),
             datasetFilter: DATASET_FILTER,
+            lookup: { url: `${server.url}/data/${LOOKUP.file}`, filter: LOOKUP.filter, open: LOOKUP.open },
           });
           console.log(`${engine.version}: ${JSON.stringify({ ...result, firstStrings: undefined })}`);
           // The first query on the page, the others in workers.
@@ -160,6 +183,7 @@ describe('the main paths in every engine', () => {
             outOfMemory: undefined,
             wasmBuild: undefined,
             wasmFetched: undefined,
+            lookupParts: undefined,
           }).toEqual({
             ...expected,
             workers: undefined,
@@ -168,6 +192,9 @@ describe('the main paths in every engine', () => {
             outOfMemory: undefined,
           });
           expect(result.outOfMemory).toBe('OUT_OF_MEMORY');
+          // The lookup's pages came as parts of one request (several ranges asked at once).
+          expect(result.lookupParts).toBeGreaterThan(0);
+          expect(expected.lookup).toHaveLength(2);
           const build = name === 'webkit' ? 'no-simd' : 'simd';
           expect(result.wasmBuild).toBe(build);
           expect(result.wasmFetched).toHaveLength(1);

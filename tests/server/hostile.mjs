@@ -16,6 +16,9 @@
  * - `gzip-range` — the representation is the gzipped file (`Content-Encoding: gzip`), and ranges
  *   are ranges of those gzip bytes, as S3 serves an object stored with `Content-Encoding: gzip`.
  * - `gzip-fly` — ranges of the file, each compressed on the fly (`Content-Encoding: gzip`).
+ * - `multi-whole` — several ranges in one request get 200 and the whole body (Node's `send`, S3).
+ * - `multi-first` — several ranges get 206 with the first range only (Vite's `sirv`).
+ * - `multi-bad` — several ranges get a `multipart/byteranges` body whose parts are cut short.
  * - `after-N` — the modes above apply only from the (N+1)th GET on, e.g. `after-1+drop-2` cuts
  *   the 2nd and 3rd GETs: the open's footer read gets through, the scan's reads do not.
  * - `change-after-K` — after K GETs the file has a new ETag and Last-Modified (it was replaced;
@@ -38,7 +41,10 @@ export function parseHostile(rawUrl) {
     [/^slow-(\d+)$/, (m) => ({ slowMs: Number(m[1]) })],
     [/^change-after-(\d+)$/, (m) => ({ changeAfter: Number(m[1]) })],
     [/^after-(\d+)$/, (m) => ({ after: Number(m[1]) })],
-    [/^(no-range|no-head|no-expose|stall|gzip-range|gzip-fly)$/, (m) => ({ [m[1]]: true })],
+    [
+      /^(no-range|no-head|no-expose|stall|gzip-range|gzip-fly|multi-whole|multi-first|multi-bad)$/,
+      (m) => ({ [m[1]]: true }),
+    ],
   ];
   for (const mode of rawUrl.slice(PREFIX.length, slash).split('+')) {
     const found = patterns.find(([pattern]) => pattern.test(mode));

@@ -14,9 +14,11 @@
  * - Ranges follow RFC 9110 §14: one `bytes=a-b`, `bytes=a-` or `bytes=-n`
  *   range gives 206 with `Content-Range: bytes start-end/total` (end clamped to
  *   size-1); a satisfiable-looking but out-of-file range gives 416 with
- *   `Content-Range: bytes *\/total`; several ranges (a comma) are answered with
- *   the whole body as 200, which the RFC allows; a syntactically invalid Range
- *   header is ignored (200). `If-Range` that does not match the current ETag
+ *   `Content-Range: bytes *\/total`; several ranges (a comma) are answered as
+ *   nginx does, each satisfiable one a part of a `multipart/byteranges` body in
+ *   the order asked (none satisfiable: 416; the hostile modes `multi-whole` and
+ *   `multi-first` answer as servers without it do); a syntactically invalid
+ *   Range header is ignored (200). `If-Range` that does not match the current ETag
  *   or date also falls back to the full 200 body. `If-Match` failures give 412
  *   and `If-None-Match` matches give 304, so readers can pin a file version.
  * - Sizes and offsets are plain JS numbers (exact up to 2^53), never 32-bit
@@ -45,6 +47,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { gzip, gzippedFile, HostileCounters, parseHostile } from './hostile.mjs';
 
@@ -96,7 +99,13 @@ export function parseRange(header, size) {
   const eq = value.indexOf('=');
   if (eq < 0 || value.slice(0, eq).trim().toLowerCase() !== 'bytes') return { kind: 'full' };
   const spec = value.slice(eq + 1).trim();
-  if (spec.includes(',')) return { kind: 'full' };
+  if (spec.includes(',')) {
+    const each = spec.split(',').map((one) => parseRange(`bytes=${one}`, size));
+    if (each.some((one) => one.kind === 'full')) return { kind: 'full' };
+    const ranges = each.filter((one) => one.kind === 'range');
+    if (ranges.length === 0) return { kind: 'unsatisfiable' };
+    return ranges.length === 1 ? ranges[0] : { kind: 'multi', ranges };
+  }
   const m = /^(\d*)\s*-\s*(\d*)$/.exec(spec);
   if (!m || (m[1] === '' && m[2] === '')) return { kind: 'full' };
   if (m[1] === '') {
@@ -159,6 +168,26 @@ function resolveTarget(rawUrl, mounts) {
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A `multipart/byteranges` body of `ranges` (inclusive ends) of a `size`-byte representation of
+ * `type`, each part's bytes from `slice(start, length)`: RFC 9110 §14.6, as nginx writes it.
+ */
+async function byteranges(ranges, size, type, slice) {
+  const boundary = `skim${Math.random().toString(16).slice(2, 14)}`;
+  const pieces = [];
+  for (const { start, end } of ranges) {
+    const head = `\r\n--${boundary}\r\nContent-Type: ${type}\r\nContent-Range: bytes ${start}-${end}/${size}\r\n\r\n`;
+    pieces.push(Buffer.from(head), Buffer.from(await slice(start, end - start + 1)));
+  }
+  pieces.push(Buffer.from(`\r\n--${boundary}--\r\n`));
+  return { boundary, body: Buffer.concat(pieces) };
+}
+
+/** `body` in 64 KiB pieces, for a stream paced by the link. */
+function* pieces(body) {
+  for (let at = 0; at < body.length; at += 65536) yield body.subarray(at, at + 65536);
+}
 
 /**
  * The request log's bookkeeping, shared with virtual-file.mjs: an entry for `req` (with `extra`
@@ -341,7 +370,9 @@ export async function startRangeServer({
       const fresh = ifRange.startsWith('"') || ifRange.startsWith('W/') ? ifRange === etag : ifRange === lastModified;
       if (!fresh) rangeHeader = null;
     }
-    const range = parseRange(rangeHeader, size);
+    let range = parseRange(rangeHeader, size);
+    if (range.kind === 'multi' && modes['multi-whole']) range = { kind: 'full' };
+    if (range.kind === 'multi' && modes['multi-first']) range = range.ranges[0];
     if (range.kind === 'unsatisfiable') {
       return reply(416, {
         ...fileHeaders,
@@ -350,12 +381,23 @@ export async function startRangeServer({
       });
     }
 
+    // Several ranges: the parts of a multipart body, built in memory and sent as one stream.
+    const multi =
+      range.kind === 'multi'
+        ? await byteranges(range.ranges, size, fileHeaders['Content-Type'], (start, length) =>
+            gzBody ? gzBody.subarray(start, start + length) : readSlice(file, start, length),
+          )
+        : null;
+    if (multi && modes['multi-bad']) multi.body = multi.body.subarray(0, multi.body.length - 40);
     const start = range.kind === 'range' ? range.start : 0;
-    const end = range.kind === 'range' ? range.end : size - 1;
+    const end = multi ? multi.body.length - 1 : range.kind === 'range' ? range.end : size - 1;
     const length = end - start + 1;
-    const status = range.kind === 'range' ? 206 : 200;
+    const status = range.kind === 'full' ? 200 : 206;
     const bodyHeaders = { ...fileHeaders, 'Content-Length': String(length) };
-    if (status === 206) bodyHeaders['Content-Range'] = `bytes ${start}-${end}/${size}`;
+    if (multi) bodyHeaders['Content-Type'] = `multipart/byteranges; boundary=${multi.boundary}`;
+    else if (status === 206) bodyHeaders['Content-Range'] = `bytes ${start}-${end}/${size}`;
+    /** `length` bytes of the body from `at` (of a file's, or of the multipart body built). */
+    const bodySlice = (at, length) => (multi ? multi.body.subarray(at, at + length) : readSlice(file, at, length));
 
     if (req.method === 'HEAD' || length === 0) {
       res.writeHead(status, { ...common, ...headers, ...bodyHeaders });
@@ -365,7 +407,9 @@ export async function startRangeServer({
     }
 
     if (gzBody || modes['gzip-fly']) {
-      const slice = gzBody ? gzBody.subarray(start, end + 1) : gzip(await readSlice(file, start, length));
+      // gzip-range: the parts are ranges of the gzip bytes already (a multipart body as is).
+      const gz = multi ? multi.body : gzBody?.subarray(start, end + 1);
+      const slice = gz ?? gzip(await bodySlice(start, length));
       bodyHeaders['Content-Encoding'] = 'gzip';
       bodyHeaders['Content-Length'] = String(slice.length);
       res.writeHead(status, { ...common, ...headers, ...bodyHeaders });
@@ -378,7 +422,7 @@ export async function startRangeServer({
     const cutAt = modes.stall || (modes.drop && getNumber <= modes.drop) ? Math.floor(length / 2) : null;
     if (cutAt !== null) {
       res.writeHead(status, { ...common, ...headers, ...bodyHeaders });
-      const half = await readSlice(file, start, cutAt);
+      const half = await bodySlice(start, cutAt);
       entry.bytes = half.length;
       res.write(half);
       // drop: cut the connection; stall: leave it open until the client gives up.
@@ -387,7 +431,7 @@ export async function startRangeServer({
     }
 
     res.writeHead(status, { ...common, ...headers, ...bodyHeaders });
-    const stream = fs.createReadStream(file, { start, end });
+    const stream = multi ? Readable.from(pieces(multi.body)) : fs.createReadStream(file, { start, end });
     res.on('close', () => stream.destroy());
     res.on('drain', () => stream.resume());
     /** A chunk held back by the link: written when this settles. */

@@ -16,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { byterangesBoundary, parseByteranges } from '../../web/src/io/multipart.ts';
 import { Link, parseCliArgs, parseRange, startRangeServer } from './range-server.mjs';
 
 type Server = Awaited<ReturnType<typeof startRangeServer>>;
@@ -193,13 +194,52 @@ describe('startRangeServer', () => {
     expect(empty.headers.get('content-range')).toBe('bytes */0');
   });
 
-  it('answers a multi-range request with the full body as 200', async () => {
+  it('answers several ranges with the parts of a multipart/byteranges body, as nginx does', async () => {
     const res = await fetch(`${server.url}/data/file.parquet`, {
-      headers: { Range: 'bytes=0-1, 5-6' },
+      headers: { Range: 'bytes=0-1, 5-6,900-903' },
     });
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(206);
     expect(res.headers.get('content-range')).toBeNull();
-    expect((await bytesOf(res)).equals(pattern)).toBe(true);
+    const boundary = byterangesBoundary(res.headers.get('content-type'));
+    expect(boundary).toBeDefined();
+    const body = await bytesOf(res);
+    expect(res.headers.get('content-length')).toBe(String(body.length));
+    const parts = parseByteranges(new Uint8Array(body), boundary ?? '');
+    expect(parts.map((p) => [p.start, p.end, p.total])).toEqual([
+      [0, 2, SIZE],
+      [5, 7, SIZE],
+      [900, 904, SIZE],
+    ]);
+    for (const part of parts) expect(Buffer.from(part.data).equals(pattern.subarray(part.start, part.end))).toBe(true);
+    // The ranges past the end are dropped; none left is 416.
+    const past = await fetch(`${server.url}/data/file.parquet`, {
+      headers: { Range: `bytes=0-1,${SIZE}-${SIZE + 5}` },
+    });
+    expect([past.status, past.headers.get('content-range')]).toEqual([206, `bytes 0-1/${SIZE}`]);
+    await bytesOf(past);
+    const none = await fetch(`${server.url}/data/file.parquet`, { headers: { Range: `bytes=${SIZE}-,${SIZE + 5}-` } });
+    expect(none.status).toBe(416);
+    await bytesOf(none);
+  });
+
+  it('answers several ranges as servers without multipart do, in the hostile modes', async () => {
+    const ask = (modes: string) =>
+      fetch(`${server.url}/hostile/${modes}/data/file.parquet`, { headers: { Range: 'bytes=0-1,5-6' } });
+    const whole = await ask('multi-whole');
+    expect(whole.status).toBe(200);
+    expect((await bytesOf(whole)).equals(pattern)).toBe(true);
+    const first = await ask('multi-first');
+    expect([first.status, first.headers.get('content-range')]).toEqual([206, `bytes 0-1/${SIZE}`]);
+    expect((await bytesOf(first)).equals(pattern.subarray(0, 2))).toBe(true);
+    const bad = await ask('multi-bad');
+    const badBody = await bytesOf(bad);
+    expect(() =>
+      parseByteranges(new Uint8Array(badBody), byterangesBoundary(bad.headers.get('content-type')) ?? ''),
+    ).toThrow(/promised|expected/);
+    // One range is answered as ever.
+    const one = await fetch(`${server.url}/hostile/multi-whole/data/file.parquet`, { headers: { Range: 'bytes=5-6' } });
+    expect(one.status).toBe(206);
+    await bytesOf(one);
   });
 
   it('ignores a syntactically invalid Range header', async () => {
@@ -518,7 +558,16 @@ describe('parseRange', () => {
     });
     expect(parseRange('bytes=10-', 10)).toEqual({ kind: 'unsatisfiable' });
     expect(parseRange('bytes=-1', 0)).toEqual({ kind: 'unsatisfiable' });
-    expect(parseRange('bytes=1-2,4-5', 10)).toEqual({ kind: 'full' });
+    expect(parseRange('bytes=1-2,4-5', 10)).toEqual({
+      kind: 'multi',
+      ranges: [
+        { kind: 'range', start: 1, end: 2 },
+        { kind: 'range', start: 4, end: 5 },
+      ],
+    });
+    expect(parseRange('bytes=1-2,20-30', 10)).toEqual({ kind: 'range', start: 1, end: 2 });
+    expect(parseRange('bytes=20-30,40-', 10)).toEqual({ kind: 'unsatisfiable' });
+    expect(parseRange('bytes=1-2,abc', 10)).toEqual({ kind: 'full' });
   });
 });
 

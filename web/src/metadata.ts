@@ -36,6 +36,8 @@ export interface RequestLogEntry {
   at: number;
   /** Request start to complete body. */
   ms: number;
+  /** How many ranges one request asked for, when more than one (`Range: bytes=a-b,c-d`). */
+  parts?: number;
   /** What an answer that brought no bytes meant, e.g. a server that refused the suffix range of the open. */
   note?: string;
 }

@@ -517,6 +517,40 @@ describe('reading in Node (inline execution)', () => {
     }
   });
 
+  it('asks for several ranges in one request same-origin, and cross-origin only when told', async () => {
+    // One row's page in each of 11 columns, the columns ~74 KB apart: further than the gap rule
+    // reads through, so one range per request makes a request per column.
+    const url = `${server.url}/data/alltypes_tiny_pages_plain.parquet`;
+    const lookup = async (options: { multiRange?: boolean }) => {
+      const file = await reader.open(url, options);
+      const scan = file.scan({ filter: 'id = 3650' });
+      const table = await scan.toTable();
+      const log = file.requestLog().slice(1);
+      return { table, log, requests: scan.stats.requests, bytes: scan.stats.bytesFetched };
+    };
+    const asked = (log: Array<{ parts?: number }>) => log.filter((e) => (e.parts ?? 0) > 1).length;
+    const same = await lookup({});
+    const single = await lookup({ multiRange: false });
+    expect(same.table.numRows).toBe(1);
+    expect(String(same.table.toArray().map(String))).toBe(String(single.table.toArray().map(String)));
+    expect(asked(same.log)).toBeGreaterThan(0);
+    expect(asked(single.log)).toBe(0);
+    expect(same.requests).toBeLessThan(single.requests);
+    expect(same.bytes).toBeLessThanOrEqual(single.bytes);
+    // A page of another origin: such a Range costs a preflight, so only when the open asks.
+    vi.stubGlobal('location', { origin: 'https://app.example', href: 'https://app.example/' });
+    try {
+      expect(asked((await lookup({})).log)).toBe(0);
+      expect(asked((await lookup({ multiRange: true })).log)).toBeGreaterThan(0);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+    await expect(reader.open(url, { multiRange: 'yes' as unknown as boolean })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringContaining('multiRange'),
+    });
+  });
+
   it('sends configured headers with every request', async () => {
     server.resetLog();
     const file = await reader.open(`${server.url}/data/alltypes_tiny_pages.parquet`, {

@@ -210,6 +210,17 @@ export interface OpenOptions {
    * them. Every response's ETag is compared either way.
    */
   conditional?: boolean;
+  /**
+   * Ask for several ranges in one request (`Range: bytes=a-b,c-d`), where the server answers with
+   * the ranges as parts (`multipart/byteranges`: nginx, Apache, Caddy, Go's file server): a
+   * lookup's or a first page's pages spread over a row group come in one or two requests, and
+   * the bytes between them are not read. Default: for same-origin URLs (cross-origin, such a
+   * `Range` is not CORS-safelisted: every request would need a preflight the server allows).
+   * The first such request to an origin finds out what its server does: a server that answers
+   * another way (the whole file, the first range only, a refusal) keeps the bytes it sent, gets
+   * the rest with one range per request, and is never asked again in this page.
+   */
+  multiRange?: boolean;
 }
 
 /**
@@ -620,8 +631,10 @@ function httpOptions(url: string, options: OpenOptions): HttpOptions {
     }
     return value;
   };
-  if (options.conditional !== undefined && typeof options.conditional !== 'boolean') {
-    throw invalidArgument('conditional', 'a boolean', options.conditional);
+  for (const name of ['conditional', 'multiRange'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'boolean') {
+      throw invalidArgument(name, 'a boolean', options[name]);
+    }
   }
   const credentials = options.credentials;
   if (credentials !== undefined && !['omit', 'same-origin', 'include'].includes(credentials)) {
@@ -644,6 +657,7 @@ function httpOptions(url: string, options: OpenOptions): HttpOptions {
     timeoutMs: whole('timeoutMs', 2 ** 31 - 1, 30_000),
     maxFullBodyBytes: whole('maxFullBodyBytes', Number.MAX_SAFE_INTEGER, 8 * 1024 * 1024),
     conditional: options.conditional ?? sameOrigin,
+    multiRange: options.multiRange ?? sameOrigin,
   };
 }
 

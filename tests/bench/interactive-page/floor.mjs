@@ -25,7 +25,7 @@ async function move(suffix = '', roundMs = []) {
       round.map(async (r) => {
         // `no-store`: past Chromium's HTTP cache, which would make requests to one URL wait for
         // each other (see web/src/io/http.ts).
-        const headers = { Range: `bytes=${r.start}-${r.end - 1}` };
+        const headers = { Range: r.range ?? `bytes=${r.start}-${r.end - 1}` };
         const response = await fetch(`${url}${suffix}`, { headers, cache: 'no-store' });
         if (response.status !== 206) throw new Error(`floor: ${response.status} for ${r.start}-${r.end}`);
         await response.arrayBuffer();

@@ -14,9 +14,13 @@ function scanOf(file) {
   throw new Error(`unknown query ${query}`);
 }
 
+// `multiRange=0|1`: the open's multiRange option (default: the reader's, on for this same-origin page).
+const multiRange = params.get('multiRange');
+const openOptions = multiRange === null ? {} : { multiRange: multiRange === '1' };
+
 async function run(reader, source) {
   const started = performance.now();
-  const file = await reader.open(source);
+  const file = await reader.open(source, openOptions);
   const scan = scanOf(file);
   const batches = [];
   for await (const batch of scan) batches.push(batch);
@@ -103,7 +107,11 @@ try {
     bytes: log.reduce((n, e) => n + e.bytes, 0),
   };
   // Two rounds at best: what opening read, then everything the scan read.
-  const ranges = (entries) => entries.filter((e) => e.bytes > 0).map((e) => ({ start: e.start, end: e.end }));
+  // A request for several ranges keeps its header: the floor moves the same parts, not the span.
+  const ranges = (entries) =>
+    entries
+      .filter((e) => e.bytes > 0)
+      .map((e) => (e.parts > 1 ? { start: e.start, end: e.end, range: e.range } : { start: e.start, end: e.end }));
   const rounds = [ranges(opening), ranges(scanning)].filter((r) => r.length > 0);
   // The answer check (and the apache-arrow it uses) loads after the timed query: it is the bench's,
   // not the app's (see peer.mjs).

@@ -62,15 +62,15 @@ async function runDataset(reader, urls, query, hive, union) {
   }
 }
 
-export async function setup({ url, urls, hive, union, query, table, inMemory, warm, readerOptions }) {
-  // `readerOptions`: only for probes of a setting (the bench itself runs the defaults).
+export async function setup({ url, urls, hive, union, query, table, inMemory, warm, readerOptions, openOptions }) {
+  // `readerOptions`, `openOptions`: for probes of a setting (the bench itself runs the defaults).
   const reader = await createReader(readerOptions ?? {});
   if (urls !== undefined) {
     return { run: () => runDataset(reader, urls, query, hive, union === true), dispose: () => reader.dispose() };
   }
   const source = inMemory ? new Uint8Array(await (await fetch(url)).arrayBuffer()) : url;
   const runOn = async (from) => {
-    const file = await reader.open(from);
+    const file = await reader.open(from, openOptions ?? {});
     switch (query) {
       case 'q6': {
         const { values, stats } = await file.aggregate({

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { coalesce, gapForThroughput, MAX_NEAR_GAP_BYTES, REQUEST_COST_MS } from './coalesce.js';
+import {
+  coalesce,
+  gapForThroughput,
+  MAX_NEAR_GAP_BYTES,
+  MAX_PARTS,
+  MULTI_REQUEST_BYTES,
+  multiRangeRequests,
+  REQUEST_COST_MS,
+} from './coalesce.js';
 
 describe('coalesce', () => {
   it('merges ranges whose gap is at most gapBytes, in sorted order', () => {
@@ -104,5 +112,52 @@ describe('coalesce', () => {
     // Localhost: 512 KiB in 2 ms.
     expect(gapForThroughput(256 * 1024)).toBe(512 * 1024);
     expect(gapForThroughput(1e9)).toBe(MAX_NEAR_GAP_BYTES);
+  });
+});
+
+describe('requests for several ranges each', () => {
+  /** A lookup's shape: a dictionary page and a selected data page per column, far apart. */
+  const lookup = Array.from({ length: 16 }, (_, column) => [
+    { start: column * 1_000_000, end: column * 1_000_000 + 5_300 },
+    { start: column * 1_000_000 + 38_000, end: column * 1_000_000 + 38_254 },
+  ]).flat();
+
+  it('asks for a small read in one request, reading nothing between its ranges', () => {
+    const requests = multiRangeRequests(lookup, 6);
+    expect(requests).toHaveLength(1);
+    expect(requests[0]?.parts).toEqual(coalesce(lookup, 0));
+    expect(requests[0]).toMatchObject({ start: 0, end: 15_038_254 });
+  });
+
+  it('reads through gaps of at most partGapBytes, and keeps a lone range a plain request', () => {
+    const near = [
+      { start: 0, end: 100 },
+      { start: 600, end: 700 },
+      { start: 5000, end: 5100 },
+    ];
+    expect(multiRangeRequests(near, 6, 1024)).toEqual([
+      {
+        start: 0,
+        end: 5100,
+        parts: [
+          { start: 0, end: 700 },
+          { start: 5000, end: 5100 },
+        ],
+      },
+    ]);
+    expect(multiRangeRequests(near, 6, 10_000)).toEqual([{ start: 0, end: 5100 }]);
+  });
+
+  it('spreads a large read over the connections, and caps the ranges per request', () => {
+    // 48 column chunks of 1 MiB with gaps: 48 MiB over 6 connections, 8 MiB each.
+    const dense = Array.from({ length: 48 }, (_, i) => ({ start: i * 2 ** 21, end: i * 2 ** 21 + 2 ** 20 }));
+    const requests = multiRangeRequests(dense, 6);
+    expect(requests).toHaveLength(6);
+    expect(requests.map((r) => r.parts?.length)).toEqual([8, 8, 8, 8, 8, 8]);
+    // A share is at least MULTI_REQUEST_BYTES, and at most maxRequestBytes.
+    expect(multiRangeRequests(dense, 48)).toHaveLength(48 / (MULTI_REQUEST_BYTES / 2 ** 20));
+    expect(multiRangeRequests(dense, 1, 1024, 4 * 2 ** 20)).toHaveLength(12);
+    const many = Array.from({ length: 100 }, (_, i) => ({ start: i * 10_000, end: i * 10_000 + 10 }));
+    expect(multiRangeRequests(many, 6).map((r) => r.parts?.length)).toEqual([MAX_PARTS, MAX_PARTS, MAX_PARTS, 4]);
   });
 });

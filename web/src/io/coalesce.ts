@@ -91,3 +91,52 @@ export function coalesce(
   }
   return merged.map(({ start, end }) => ({ start, end }));
 }
+
+/** A request: the span it covers and, when it asks for several ranges at once, those ranges. */
+export type Request = ByteRange & { parts?: ByteRange[] };
+
+/**
+ * Largest gap read through between two ranges of a request for several (`multipart.ts`): each
+ * part costs its own header in the answer (~80 bytes) and a seek on the server, no round trip.
+ */
+export const PART_GAP_BYTES = 1024;
+/** Most ranges in one request: servers cap them (Apache answers more than 200 with the whole file). */
+export const MAX_PARTS = 32;
+/** Wanted bytes one request for several ranges carries before a batch is spread over more. */
+export const MULTI_REQUEST_BYTES = 1024 * 1024;
+
+/**
+ * Requests for `ranges` where one request may ask for several ranges (the server answers with
+ * parts): the ranges merge through gaps of at most `partGapBytes` into parts, and consecutive
+ * parts share a request up to {@link MAX_PARTS} of them and a share of the batch's bytes — its
+ * wanted bytes over `slots` (the transport's connections), at least {@link MULTI_REQUEST_BYTES},
+ * at most `maxRequestBytes` — so a small read (a lookup, a first page) is one request and a
+ * large one still spreads over the connections. Of the bytes between parts, none is read.
+ */
+export function multiRangeRequests(
+  ranges: readonly ByteRange[],
+  slots: number,
+  partGapBytes = PART_GAP_BYTES,
+  maxRequestBytes = DEFAULT_MAX_REQUEST_BYTES,
+): Request[] {
+  const parts = coalesce(ranges, partGapBytes, maxRequestBytes);
+  const wanted = parts.reduce((sum, part) => sum + (part.end - part.start), 0);
+  const share = Math.min(maxRequestBytes, Math.max(MULTI_REQUEST_BYTES, Math.ceil(wanted / Math.max(1, slots))));
+  const requests: Array<{ parts: ByteRange[]; bytes: number }> = [];
+  for (const part of parts) {
+    const last = requests[requests.length - 1];
+    const bytes = part.end - part.start;
+    if (last !== undefined && last.parts.length < MAX_PARTS && last.bytes + bytes <= share) {
+      last.parts.push(part);
+      last.bytes += bytes;
+    } else {
+      requests.push({ parts: [part], bytes });
+    }
+  }
+  return requests.map(({ parts: [first, ...others] }) => {
+    const only = first as ByteRange;
+    if (others.length === 0) return { start: only.start, end: only.end };
+    const last = others[others.length - 1] as ByteRange;
+    return { start: only.start, end: last.end, parts: [only, ...others] };
+  });
+}

@@ -25,6 +25,9 @@
  * version check of every response, and from the server itself (412) when preconditions are sent.
  * A `text/html` answer is never a Parquet file's bytes: it is a page, usually a dev server's
  * `index.html` served for a path that does not exist, and the error says so.
+ *
+ * One attempt ({@link attempt}) and the retries around it ({@link withRetries}) are shared with
+ * requests for several ranges at once (`multipart.ts`), which read their answers their own way.
  */
 import { ParquetSkimError, throwIfAborted } from '../errors.js';
 import { httpErrors, RetryableError } from './http-errors.js';
@@ -51,6 +54,8 @@ export interface HttpOptions {
   maxFullBodyBytes: number;
   /** Send `If-Match` (or `If-Unmodified-Since`) with the version seen first. */
   conditional: boolean;
+  /** Ask for several ranges in one request until the origin's server shows it does not answer so (`multipart.ts`). */
+  multiRange: boolean;
 }
 
 /** The longest wait between two attempts, whatever `Retry-After` asks. */
@@ -93,7 +98,7 @@ export interface BodyMeter {
 }
 
 /** Why one attempt failed: worth another try, or final. */
-class Transient {
+export class Transient {
   constructor(
     readonly error: ParquetSkimError,
     readonly waitMs: number | undefined,
@@ -107,7 +112,7 @@ class Transient {
  * Aborting `signal` rejects with its reason. `meter` sees each attempt's body in transit: from
  * its headers to its last byte.
  */
-export async function fetchRange(
+export function fetchRange(
   url: string,
   spec: RangeSpec,
   options: HttpOptions,
@@ -116,10 +121,33 @@ export async function fetchRange(
   pinned?: string,
   meter?: BodyMeter,
 ): Promise<RangeResponse> {
+  const header = rangeHeader(spec);
+  return withRetries(options, signal, () =>
+    attempt(url, header, options, signal, pinned, meter, async (response, answer, errors, transient) => {
+      if (answer.status !== 206 && answer.status !== 200) throw refusal(answer, spec, header, pinned, errors);
+      const body =
+        answer.status === 206
+          ? await partial(response, answer, spec, header, errors, transient)
+          : await whole(response, answer, header, fullBodyLimit, errors, transient);
+      return { value: body, received: body.data.byteLength };
+    }),
+  );
+}
+
+/**
+ * Runs `once` (one attempt) until it succeeds, fails for good, or `options.retries` retries of
+ * transient failures were spent, waiting with exponential backoff and jitter between attempts
+ * (at least what a `Retry-After` asked). Aborting `signal` rejects with its reason.
+ */
+export async function withRetries<T>(
+  options: HttpOptions,
+  signal: AbortSignal | undefined,
+  once: () => Promise<T>,
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     let failure: Transient;
     try {
-      return await fetchOnce(url, spec, options, fullBodyLimit, signal, pinned, meter);
+      return await once();
     } catch (error) {
       // Cancelled: reject with the caller's own reason, whatever the request made of it.
       throwIfAborted(signal);
@@ -152,7 +180,7 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /** The headers of an answer that matter here. */
-interface Answer {
+export interface Answer {
   status: number;
   contentRange: string | null;
   contentLength: number | undefined;
@@ -183,17 +211,31 @@ function isHtml(answer: Answer): boolean {
   return type.startsWith('text/html') || type.startsWith('application/xhtml');
 }
 
-/** One attempt at `spec` of `url`. */
-async function fetchOnce(
+/**
+ * Reads an answer whose headers arrived: its value and the body bytes received, or a thrown
+ * error (a {@link Transient} for one worth another try). An HTML page was refused before.
+ */
+export type AnswerReader<T> = (
+  response: Response,
+  answer: Answer,
+  errors: ReturnType<typeof httpErrors>,
+  transient: (detail: string) => Transient,
+) => Promise<{ value: T; received: number }>;
+
+/**
+ * One attempt at a request with `Range: header` of `url`: sent with the caller's headers, its
+ * credentials and a precondition on `pinned`, limited by `options.timeoutMs`, aborted with
+ * `signal`; its answer read by `read`. Whatever is left of a body nobody read is aborted.
+ */
+export async function attempt<T>(
   url: string,
-  spec: RangeSpec,
+  header: string,
   options: HttpOptions,
-  fullBodyLimit: number,
   signal: AbortSignal | undefined,
   pinned: string | undefined,
   meter: BodyMeter | undefined,
-): Promise<RangeResponse> {
-  const header = rangeHeader(spec);
+  read: AnswerReader<T>,
+): Promise<T> {
   const errors = httpErrors(url);
   // One controller per attempt, linked by hand to the caller's signal and to the timer (not with
   // AbortSignal.any, whose links outlive the request), and unlinked when the attempt ends.
@@ -235,13 +277,9 @@ async function fetchOnce(
       if ((answer.status === 206 || answer.status === 200) && isHtml(answer)) {
         throw errors.htmlPage(`${answer.status}, Content-Type: ${answer.contentType ?? ''}`);
       }
-      if (answer.status !== 206 && answer.status !== 200) throw refusal(answer, spec, header, pinned, errors);
-      const body =
-        answer.status === 206
-          ? await partial(response, answer, spec, header, errors, transient)
-          : await whole(response, answer, header, fullBodyLimit, errors, transient);
-      received = body.data.byteLength;
-      return body;
+      const got = await read(response, answer, errors, transient);
+      received = got.received;
+      return got.value;
     } catch (error) {
       // Whatever is left of the body is not wanted.
       controller.abort();
@@ -273,14 +311,18 @@ function requestHeaders(options: HttpOptions, range: string, pinned: string | un
   return headers;
 }
 
-/** A `206`: the span must be exactly the one asked, and the body that long. */
-async function partial(
+/**
+ * A `206`: the span must be exactly the one asked (any span inside the file when not `exact`),
+ * and the body that long.
+ */
+export async function partial(
   response: Response,
   answer: Answer,
   spec: RangeSpec,
   header: string,
   errors: ReturnType<typeof httpErrors>,
   transient: (detail: string) => Transient,
+  exact = true,
 ): Promise<RangeResponse> {
   const contentRange = answer.contentRange;
   if (contentRange === null) {
@@ -290,7 +332,8 @@ async function partial(
   }
   let span: { start: number; end: number; total: number };
   try {
-    span = checkCovers(spec, parseContentRange(contentRange));
+    const got = parseContentRange(contentRange);
+    span = exact ? checkCovers(spec, got) : got;
   } catch (problem) {
     if ('suffix' in spec) {
       // Vite reads `bytes=-n` as `bytes=0-n`: the size it names is still the file's.
@@ -325,7 +368,7 @@ async function partial(
 }
 
 /** A `200` (Range ignored): the whole file, accepted up to `limit` bytes. */
-async function whole(
+export async function whole(
   response: Response,
   answer: Answer,
   header: string,
@@ -351,7 +394,7 @@ async function whole(
 }
 
 /** Any other status. */
-function refusal(
+export function refusal(
   answer: Answer,
   spec: RangeSpec,
   header: string,

@@ -1,4 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRangeServer } from '../../../tests/server/range-server.mjs';
 import { ParquetSkimError } from '../errors.js';
 import {
   DEFAULT_IO_CONCURRENCY,
@@ -8,6 +12,7 @@ import {
   type RangeReader,
   TRANSPORT_SLOTS,
 } from './io-queue.js';
+import { HttpSource } from './source.js';
 
 /** Counters of a read not yet made. */
 function freshCost(): IoCost {
@@ -357,5 +362,51 @@ describe('IoQueue', () => {
     controller.abort();
     for (const batch of waiting) await expect(batch).rejects.toMatchObject({ name: 'AbortError' });
     expect(count.listeners).toBe(0);
+  });
+});
+
+describe('several ranges per request', () => {
+  const dataDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../shared/parquet-testing/data');
+  const NAME = 'alltypes_tiny_pages_plain.parquet';
+  let server: Awaited<ReturnType<typeof startRangeServer>>;
+  let bytes: Uint8Array;
+  beforeAll(async () => {
+    bytes = new Uint8Array(await readFile(path.join(dataDir, NAME)));
+    server = await startRangeServer({ mounts: { '/': dataDir } });
+  });
+  afterAll(() => server.close());
+
+  const OPTIONS = {
+    headers: [],
+    retries: 0,
+    retryDelayMs: 0,
+    timeoutMs: 5000,
+    maxFullBodyBytes: 0,
+    conditional: false,
+    multiRange: true,
+  };
+
+  it('go as one request where the server answers with parts, and as a range each where it may not', async () => {
+    // A lookup's shape: 12 small reads 70 KB apart, more than the 64 KiB gap rule reads through.
+    const ranges = Array.from({ length: 12 }, (_, i) => ({ start: 1000 + i * 70_000, end: 1000 + i * 70_000 + 500 }));
+    const queue = new IoQueue();
+    const multi = new HttpSource(`${server.url}/${NAME}`, OPTIONS, bytes.length);
+    const cost = freshCost();
+    expect(queue.requestsFor(ranges, multi)).toHaveLength(1);
+    const chunks = await queue.read(multi, ranges, undefined, cost);
+    for (const range of ranges) {
+      const chunk = chunks.find((c) => c.start <= range.start && range.end <= c.start + c.data.byteLength);
+      expect(chunk, `${range.start}`).toBeDefined();
+      const at = range.start - (chunk?.start ?? 0);
+      expect(chunk?.data.subarray(at, at + 500)).toEqual(bytes.subarray(range.start, range.end));
+    }
+    expect(cost).toMatchObject({ requests: 1, bytes: 12 * 500, readThroughBytes: 0 });
+    expect(server.log.map((e) => e.range?.split(',').length)).toEqual([12]);
+
+    const single = new HttpSource(`${server.url}/${NAME}`, { ...OPTIONS, multiRange: false }, bytes.length);
+    const each = freshCost();
+    expect(queue.requestsFor(ranges, single)).toHaveLength(12);
+    await queue.read(single, ranges, undefined, each);
+    expect(each).toMatchObject({ requests: 12, bytes: 12 * 500 });
   });
 });

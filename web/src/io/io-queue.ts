@@ -35,6 +35,9 @@ import {
   DEFAULT_GAP_BYTES,
   DEFAULT_MAX_REQUEST_BYTES,
   gapForThroughput,
+  multiRangeRequests,
+  PART_GAP_BYTES,
+  type Request,
 } from './coalesce.js';
 
 /** Something that reads bytes `start..end` (a `Source`); aborting `signal` aborts the read. */
@@ -51,6 +54,16 @@ export interface RangeReader {
    * ({@link gapForThroughput}).
    */
   readonly bytesPerMs?: number | undefined;
+  /**
+   * Whether a read of several ranges may go as one request now ({@link readParts}): the reader
+   * can, and its server is not known to answer otherwise.
+   */
+  readonly multiRange?: boolean;
+  /** Reads several ranges in one request where its server answers so (`HttpSource`). */
+  readParts?(
+    parts: readonly ByteRange[],
+    signal?: AbortSignal,
+  ): Promise<{ chunks: Chunk[]; requests: number; bytes: number }>;
 }
 
 /** I/O policy. */
@@ -130,8 +143,15 @@ export class IoQueue {
     this.maxRequestBytes = positiveInteger('maxRequestBytes', options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES);
   }
 
-  /** The requests `read` would make for `ranges` of `reader`. */
-  requestsFor(ranges: readonly ByteRange[], reader?: RangeReader): ByteRange[] {
+  /**
+   * The requests `read` would make for `ranges` of `reader`: with several ranges per request
+   * where the reader's server answers so ({@link multiRangeRequests}), else coalesced.
+   */
+  requestsFor(ranges: readonly ByteRange[], reader?: RangeReader): Request[] {
+    if (reader?.multiRange === true && reader.readParts !== undefined) {
+      const slots = Math.min(this.concurrency, TRANSPORT_SLOTS);
+      return multiRangeRequests(ranges, slots, Math.min(this.gapBytes, PART_GAP_BYTES), this.maxRequestBytes);
+    }
     return coalesce(ranges, this.gapBytes, this.maxRequestBytes, this.nearGapBytes(reader));
   }
 
@@ -196,15 +216,18 @@ export class IoQueue {
             throwIfAborted(batch.signal);
             const started = performance.now();
             if (cost !== undefined) cost.firstSentAt ??= started;
-            const data = await reader.read(request.start, request.end, own.signal);
+            const read =
+              request.parts !== undefined && reader.readParts !== undefined
+                ? await reader.readParts(request.parts, own.signal)
+                : await readOne(reader, request, own.signal);
             if (cost !== undefined) {
               const now = performance.now();
               cost.firstDoneAt ??= now;
-              cost.requests += 1;
-              cost.bytes += data.byteLength;
+              cost.requests += read.requests;
+              cost.bytes += read.bytes;
               cost.ms += now - started;
             }
-            return { start: request.start, data };
+            return read.chunks;
           } catch (error) {
             // The first failure ends the batch: the rest of it is cancelled before this slot is
             // released, so no other request of the batch starts in it.
@@ -216,8 +239,11 @@ export class IoQueue {
           }
         }),
       );
-      if (cost !== undefined) cost.readThroughBytes += lengthOf(requests) - lengthOf(coalesce(ranges, 0, Infinity));
-      return chunks;
+      if (cost !== undefined) {
+        cost.readThroughBytes +=
+          lengthOf(requests.flatMap((r) => r.parts ?? [r])) - lengthOf(coalesce(ranges, 0, Infinity));
+      }
+      return chunks.flat();
     } finally {
       unwatch?.();
     }
@@ -303,6 +329,16 @@ export class IoQueue {
       this.waitingPrefetch.shift()?.grant();
     }
   }
+}
+
+/** One request's range, read as one: its bytes, one request. */
+async function readOne(
+  reader: RangeReader,
+  request: ByteRange,
+  signal: AbortSignal,
+): Promise<{ chunks: Chunk[]; requests: number; bytes: number }> {
+  const data = await reader.read(request.start, request.end, signal);
+  return { chunks: [{ start: request.start, data }], requests: 1, bytes: data.byteLength };
 }
 
 /** Bytes `ranges` span together (they do not overlap). */

@@ -2,9 +2,14 @@
  * The open's tail read against servers that answer the suffix form the ways real ones do (the
  * real servers themselves are in tests/browser/servers.spec.ts): what was requested, in order.
  */
+
+import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRangeServer } from '../../../tests/server/range-server.mjs';
 import type { HttpOptions } from './http.js';
 import { HttpSource, LINK_SAMPLE_BYTES, LINK_WINDOW_BYTES, LinkMeter, looksLikeHtml } from './source.js';
 
@@ -75,6 +80,7 @@ const OPTIONS: HttpOptions = {
   timeoutMs: 5000,
   maxFullBodyBytes: 8 << 20,
   conditional: false,
+  multiRange: true,
 };
 
 /** Each origin is remembered once broken: a fresh host name per case keeps them apart. */
@@ -207,5 +213,113 @@ describe('the link’s throughput', () => {
       link.end(1024 * 1024, now);
     }
     expect(link.bytesPerMs(now)).toBeGreaterThan(2 * slow);
+  });
+});
+
+describe('several ranges in one request', () => {
+  const dataDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../shared/parquet-testing/data');
+  const NAME = 'alltypes_plain.parquet';
+  const PARTS = [
+    { start: 0, end: 4 },
+    { start: 300, end: 420 },
+    { start: 1200, end: 1300 },
+    { start: 1800, end: 1851 },
+  ];
+  let bytes: Uint8Array;
+  const servers: Array<Awaited<ReturnType<typeof startRangeServer>>> = [];
+  beforeAll(async () => {
+    bytes = new Uint8Array(await readFile(path.join(dataDir, NAME)));
+  });
+  afterAll(() => Promise.all(servers.map((s) => s.close())));
+
+  /** A range server of its own (an origin of its own: what an origin does is remembered). */
+  async function origin(modes = '') {
+    const server = await startRangeServer({ mounts: { '/': dataDir } });
+    servers.push(server);
+    const url = `${server.url}${modes === '' ? '' : `/hostile/${modes}`}/${NAME}`;
+    return { server, url };
+  }
+  const expected = (parts: readonly { start: number; end: number }[]) =>
+    parts.map((p) => ({ start: p.start, data: bytes.subarray(p.start, p.end) }));
+  const sorted = (chunks: Array<{ start: number; data: Uint8Array }>) =>
+    [...chunks].sort((a, b) => a.start - b.start).map((c) => ({ start: c.start, data: new Uint8Array(c.data) }));
+
+  it('are one request and nothing between them where the server answers with parts', async () => {
+    const { server, url } = await origin();
+    const source = new HttpSource(url, OPTIONS, bytes.length);
+    expect(source.multiRange).toBe(true);
+    const read = await source.readParts(PARTS);
+    expect(sorted(read.chunks)).toEqual(expected(PARTS));
+    expect(read.requests).toBe(1);
+    expect(read.bytes).toBe(4 + 120 + 100 + 51);
+    expect(server.log.map((e) => [e.range, e.status])).toEqual([['bytes=0-3,300-419,1200-1299,1800-1850', 206]]);
+    expect(source.requestLog()).toEqual([
+      expect.objectContaining({ start: 0, end: 1851, bytes: 275, parts: 4, status: 206, range: server.log[0]?.range }),
+    ]);
+    expect(source.requestLog()[0]?.note).toBeUndefined();
+    // Asked again, and by the origin's other files.
+    expect(new HttpSource(url.replace(NAME, 'other.parquet'), OPTIONS, 10).multiRange).toBe(true);
+    expect(source.multiRange).toBe(true);
+  });
+
+  it('keep what a server answering otherwise sent, read the rest a range at a time, and stop asking', async () => {
+    const cases = [
+      { modes: 'multi-first', status: 206, note: 'the server answered with one span (bytes 0-3/1851)', requests: 2 },
+      { modes: 'multi-whole', status: 200, note: 'the server answered 200 with the whole file', requests: 1 },
+      {
+        modes: 'multi-bad',
+        status: 206,
+        note: 'the server answered with a multipart/byteranges body not in the form (part 4',
+        requests: 2,
+      },
+    ];
+    for (const c of cases) {
+      const { server, url } = await origin(c.modes);
+      const source = new HttpSource(url, OPTIONS, bytes.length);
+      const read = await source.readParts(PARTS);
+      expect(sorted(read.chunks), c.modes).toEqual(expected(PARTS));
+      expect(read.requests, c.modes).toBe(c.requests);
+      expect(source.requestLog()[0], c.modes).toMatchObject({ parts: 4, status: c.status });
+      expect(source.requestLog()[0]?.note, c.modes).toContain(c.note);
+      // The origin is not asked so again: a range per request (coalesced), exact.
+      expect(source.multiRange, c.modes).toBe(false);
+      server.resetLog();
+      const again = await source.readParts(PARTS);
+      expect(sorted(again.chunks), c.modes).toEqual(expected(PARTS));
+      expect(
+        server.log.every((e) => !e.range?.includes(',')),
+        c.modes,
+      ).toBe(true);
+    }
+  });
+
+  it('abort a whole file past maxFullBodyBytes and read the ranges with one range per request', async () => {
+    const { server, url } = await origin('multi-whole');
+    const source = new HttpSource(url, { ...OPTIONS, maxFullBodyBytes: 1000 }, bytes.length);
+    const read = await source.readParts(PARTS);
+    expect(sorted(read.chunks)).toEqual(expected(PARTS));
+    expect(source.requestLog()[0]?.note).toBe('the server answered 200 with the whole file (1851 bytes; aborted)');
+    // The rest as one range: the gaps are within what one request reads through.
+    expect(server.log.filter((e) => e.range?.includes(',') !== true).map((e) => e.range)).toEqual(['bytes=0-1850']);
+  });
+
+  it('fail as one range would when the file was replaced or is gone', async () => {
+    const changed = await origin('change-after-1');
+    const source = new HttpSource(changed.url, OPTIONS, bytes.length);
+    await source.read(0, 4);
+    await expect(source.readParts(PARTS)).rejects.toMatchObject({ code: 'FILE_CHANGED' });
+    const gone = await origin('status-404');
+    await expect(new HttpSource(gone.url, OPTIONS, bytes.length).readParts(PARTS)).rejects.toMatchObject({
+      code: 'HTTP_STATUS',
+    });
+  });
+
+  it('are not asked for when the open says not to', async () => {
+    const { server, url } = await origin();
+    const source = new HttpSource(url, { ...OPTIONS, multiRange: false }, bytes.length);
+    expect(source.multiRange).toBe(false);
+    const read = await source.readParts(PARTS);
+    expect(sorted(read.chunks)).toEqual(expected(PARTS));
+    expect(server.log.map((e) => e.range)).toEqual(['bytes=0-1850']);
   });
 });

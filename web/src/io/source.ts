@@ -19,6 +19,9 @@
  */
 import { invalidArgument, ParquetSkimError } from '../errors.js';
 import type { RequestLogEntry } from '../metadata.js';
+import type { Chunk } from '../worker/protocol.js';
+import { type ByteRange, coalesce } from './coalesce.js';
+import { takeHeld } from './held.js';
 import {
   type BodyMeter,
   describe,
@@ -30,6 +33,7 @@ import {
   SuffixNotSupported,
 } from './http.js';
 import { httpErrors, RetryableError } from './http-errors.js';
+import { fetchParts, multiRangeHeader, type PartsResponse } from './multipart.js';
 
 /** A readable file. */
 export interface Source {
@@ -47,6 +51,16 @@ export interface Source {
 
 /** Origins whose servers got a suffix range wrong: later opens there learn the size first. */
 const suffixBroken = new Set<string>();
+
+/**
+ * What each origin's server does with several ranges in one request, once a request found out
+ * (`yes`: parts; `no`: anything else), or `asking` while the first such request is in flight
+ * (other reads go one range per request meanwhile).
+ */
+const multiRanges = new Map<string, 'yes' | 'no' | 'asking'>();
+
+/** A whole file sent for several ranges is kept up to twice their bytes, or this much. */
+const WHOLE_FILE_FLOOR_BYTES = 64 * 1024;
 
 /**
  * What an origin's link moves: bytes received over the time at least one response body from it
@@ -212,6 +226,7 @@ export class HttpSource extends BaseSource {
 
   /** Its origin's meter, shared with the origin's other files. */
   private readonly link: LinkMeter;
+  private readonly origin: string;
 
   constructor(
     readonly url: string,
@@ -220,6 +235,7 @@ export class HttpSource extends BaseSource {
   ) {
     super(size);
     this.link = linkOf(url);
+    this.origin = originOf(url);
   }
 
   /** What its origin's link moves (see {@link LinkMeter}), once measured. */
@@ -309,6 +325,101 @@ export class HttpSource extends BaseSource {
     this.checkVersion(response.version);
     this.record({ start, end, range: rangeHeader(spec), status: response.status, bytes: end - start }, startedAt);
     return response.data;
+  }
+
+  /**
+   * Whether a read of several ranges may go as one request now: asked for (`multiRange`), and
+   * the origin's server not known to answer otherwise, nor being asked.
+   */
+  get multiRange(): boolean {
+    const known = multiRanges.get(this.origin);
+    return this.options.multiRange && (known === 'yes' || known === undefined);
+  }
+
+  /**
+   * Reads `parts` (sorted, apart) in one request where the server answers with parts (see
+   * `multipart.ts`); what the answer lacked — all of it from a server that sent one span, a
+   * refusal, or a whole file too large to keep — is read with one range per request (coalesced),
+   * and the origin is not asked so again. Parts inside the open's tail come from memory.
+   * Resolves to the parts' bytes and the requests made.
+   */
+  async readParts(
+    parts: readonly ByteRange[],
+    signal?: AbortSignal,
+  ): Promise<{ chunks: Chunk[]; requests: number; bytes: number }> {
+    const len = this.fileLen;
+    const kept: Chunk[] = [];
+    const asked: ByteRange[] = [];
+    for (const part of parts) {
+      if (!(part.start <= part.end) || (len !== undefined && part.end > len)) {
+        throw invalidArgument('range', `a range inside the ${len ?? 0}-byte file`, `${part.start}..${part.end}`);
+      }
+      const data = this.inTail(part.start, part.end);
+      if (data === undefined) asked.push(part);
+      else kept.push({ start: part.start, data });
+    }
+    if (asked.length < 2 || !this.multiRange) {
+      const read = await this.readEach(asked, signal);
+      return { chunks: [...kept, ...read.chunks], requests: read.requests, bytes: read.bytes };
+    }
+    const asking = multiRanges.get(this.origin) === undefined;
+    if (asking) multiRanges.set(this.origin, 'asking');
+    const startedAt = performance.now();
+    let response: PartsResponse;
+    try {
+      // A whole file sent instead is kept only when small beside what was asked.
+      const wanted = asked.reduce((sum, part) => sum + (part.end - part.start), 0);
+      const wholeLimit = Math.min(this.options.maxFullBodyBytes, Math.max(2 * wanted, WHOLE_FILE_FLOOR_BYTES));
+      response = await fetchParts(this.url, asked, this.options, wholeLimit, signal, this.version, this.link);
+    } catch (error) {
+      if (asking) multiRanges.delete(this.origin);
+      throw this.afterSuffix(error);
+    }
+    if (response.fileLen !== undefined && this.fileLen !== undefined && this.fileLen !== response.fileLen) {
+      throw httpErrors(this.url).fileChanged(`its size went from ${this.fileLen} to ${response.fileLen} bytes`);
+    }
+    this.checkVersion(response.version);
+    if (asking || response.declined !== undefined) {
+      multiRanges.set(this.origin, response.declined === undefined ? 'yes' : 'no');
+    }
+    const first = asked[0] as ByteRange;
+    const last = asked[asked.length - 1] as ByteRange;
+    this.record(
+      {
+        start: first.start,
+        end: last.end,
+        range: multiRangeHeader(asked),
+        status: response.status,
+        bytes: response.received,
+        parts: asked.length,
+        ...(response.declined !== undefined ? { note: `the server ${response.declined}` } : {}),
+      },
+      startedAt,
+    );
+    const { chunks, missing } = takeHeld(asked, response.spans);
+    const rest = await this.readEach(missing, signal);
+    return {
+      chunks: [...kept, ...chunks, ...rest.chunks],
+      requests: 1 + rest.requests,
+      bytes: response.received + rest.bytes,
+    };
+  }
+
+  /** `ranges` read with one range per request, coalesced as the I/O queue's default rule does. */
+  private async readEach(
+    ranges: readonly ByteRange[],
+    signal?: AbortSignal,
+  ): Promise<{ chunks: Chunk[]; requests: number; bytes: number }> {
+    if (ranges.length === 0) return { chunks: [], requests: 0, bytes: 0 };
+    const requests = coalesce(ranges);
+    const read = await Promise.all(
+      requests.map(async (request) => ({
+        start: request.start,
+        data: await this.read(request.start, request.end, signal),
+      })),
+    );
+    const bytes = read.reduce((sum, chunk) => sum + chunk.data.byteLength, 0);
+    return { chunks: takeHeld(ranges, read).chunks, requests: requests.length, bytes };
   }
 
   /** An HTTP status met on the way around a refused suffix range says so. */
