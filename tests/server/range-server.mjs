@@ -170,24 +170,48 @@ function resolveTarget(rawUrl, mounts) {
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * A `multipart/byteranges` body of `ranges` (inclusive ends) of a `size`-byte representation of
- * `type`, each part's bytes from `slice(start, length)`: RFC 9110 §14.6, as nginx writes it.
+ * A `multipart/byteranges` answer of `ranges` (inclusive ends) of a `size`-byte representation of
+ * `type` (RFC 9110 §14.6, as nginx writes it): its boundary, its length, and its bytes — streamed
+ * from the file part by part as nginx does (`stream`), or built in memory from `slice(start,
+ * length)` (`body`) for the modes that change or cut them.
  */
-async function byteranges(ranges, size, type, slice) {
+function byteranges(ranges, size, type) {
   const boundary = `skim${Math.random().toString(16).slice(2, 14)}`;
-  const pieces = [];
-  for (const { start, end } of ranges) {
-    const head = `\r\n--${boundary}\r\nContent-Type: ${type}\r\nContent-Range: bytes ${start}-${end}/${size}\r\n\r\n`;
-    pieces.push(Buffer.from(head), Buffer.from(await slice(start, end - start + 1)));
-  }
-  pieces.push(Buffer.from(`\r\n--${boundary}--\r\n`));
-  return { boundary, body: Buffer.concat(pieces) };
+  const heads = ranges.map(
+    ({ start, end }) =>
+      Buffer.from(`\r\n--${boundary}\r\nContent-Type: ${type}\r\nContent-Range: bytes ${start}-${end}/${size}\r\n\r\n`),
+  );
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  const length = ranges.reduce((n, { start, end }, i) => n + heads[i].length + (end - start + 1), tail.length);
+  return {
+    boundary,
+    length,
+    async body(slice) {
+      const pieces = [];
+      for (const [i, { start, end }] of ranges.entries()) {
+        pieces.push(heads[i], Buffer.from(await slice(start, end - start + 1)));
+      }
+      return Buffer.concat([...pieces, tail]);
+    },
+    async *stream(file) {
+      const handle = await fs.promises.open(file, 'r');
+      try {
+        for (const [i, { start, end }] of ranges.entries()) {
+          yield heads[i];
+          for (let at = start; at <= end; at += 65536) {
+            const piece = Buffer.alloc(Math.min(65536, end - at + 1));
+            const { bytesRead } = await handle.read(piece, 0, piece.length, at);
+            yield piece.subarray(0, bytesRead);
+          }
+        }
+        yield tail;
+      } finally {
+        await handle.close();
+      }
+    },
+  };
 }
 
-/** `body` in 64 KiB pieces, for a stream paced by the link. */
-function* pieces(body) {
-  for (let at = 0; at < body.length; at += 65536) yield body.subarray(at, at + 65536);
-}
 
 /**
  * The request log's bookkeeping, shared with virtual-file.mjs: an entry for `req` (with `extra`
@@ -381,23 +405,23 @@ export async function startRangeServer({
       });
     }
 
-    // Several ranges: the parts of a multipart body, built in memory and sent as one stream.
-    const multi =
-      range.kind === 'multi'
-        ? await byteranges(range.ranges, size, fileHeaders['Content-Type'], (start, length) =>
-            gzBody ? gzBody.subarray(start, start + length) : readSlice(file, start, length),
-          )
+    // Several ranges: the parts of a multipart body, streamed from the file; built in memory where
+    // a mode changes or cuts the body.
+    const multi = range.kind === 'multi' ? byteranges(range.ranges, size, fileHeaders['Content-Type']) : null;
+    const built =
+      multi && (gzBody || modes['gzip-fly'] || modes['multi-bad'] || modes.stall || modes.drop)
+        ? await multi.body((at, length) => (gzBody ? gzBody.subarray(at, at + length) : readSlice(file, at, length)))
         : null;
-    if (multi && modes['multi-bad']) multi.body = multi.body.subarray(0, multi.body.length - 40);
+    const multiBody = built && modes['multi-bad'] ? built.subarray(0, built.length - 40) : built;
     const start = range.kind === 'range' ? range.start : 0;
-    const end = multi ? multi.body.length - 1 : range.kind === 'range' ? range.end : size - 1;
+    const end = multi ? (multiBody?.length ?? multi.length) - 1 : range.kind === 'range' ? range.end : size - 1;
     const length = end - start + 1;
     const status = range.kind === 'full' ? 200 : 206;
     const bodyHeaders = { ...fileHeaders, 'Content-Length': String(length) };
     if (multi) bodyHeaders['Content-Type'] = `multipart/byteranges; boundary=${multi.boundary}`;
     else if (status === 206) bodyHeaders['Content-Range'] = `bytes ${start}-${end}/${size}`;
     /** `length` bytes of the body from `at` (of a file's, or of the multipart body built). */
-    const bodySlice = (at, length) => (multi ? multi.body.subarray(at, at + length) : readSlice(file, at, length));
+    const bodySlice = (at, length) => (multiBody ? multiBody.subarray(at, at + length) : readSlice(file, at, length));
 
     if (req.method === 'HEAD' || length === 0) {
       res.writeHead(status, { ...common, ...headers, ...bodyHeaders });
@@ -408,7 +432,7 @@ export async function startRangeServer({
 
     if (gzBody || modes['gzip-fly']) {
       // gzip-range: the parts are ranges of the gzip bytes already (a multipart body as is).
-      const gz = multi ? multi.body : gzBody?.subarray(start, end + 1);
+      const gz = multiBody ?? gzBody?.subarray(start, end + 1);
       const slice = gz ?? gzip(await bodySlice(start, length));
       bodyHeaders['Content-Encoding'] = 'gzip';
       bodyHeaders['Content-Length'] = String(slice.length);
@@ -431,16 +455,23 @@ export async function startRangeServer({
     }
 
     res.writeHead(status, { ...common, ...headers, ...bodyHeaders });
-    const stream = multi ? Readable.from(pieces(multi.body)) : fs.createReadStream(file, { start, end });
+    const stream = multi ? Readable.from(multi.stream(file)) : fs.createReadStream(file, { start, end });
     res.on('close', () => stream.destroy());
     res.on('drain', () => stream.resume());
     /** A chunk held back by the link: written when this settles. */
     let held = null;
+    /** Bytes handed to the socket: the entry is logged before the last of them (see the doc). */
+    let sent = 0;
+    const write = (chunk) => {
+      sent += chunk.length;
+      if (sent >= length) record();
+      return res.write(chunk);
+    };
     stream.on('data', (chunk) => {
       entry.bytes += chunk.length;
       const waitMs = link?.reserve(chunk.length) ?? 0;
       if (waitMs <= 0) {
-        if (!res.write(chunk)) stream.pause();
+        if (!write(chunk)) stream.pause();
         return;
       }
       // The link is busy: hold this chunk (and the stream) until the link has carried it. The
@@ -450,7 +481,7 @@ export async function startRangeServer({
         setTimeout(() => {
           held = null;
           resolve();
-          if (!res.destroyed && res.write(chunk)) stream.resume();
+          if (!res.destroyed && write(chunk)) stream.resume();
         }, waitMs),
       );
     });
