@@ -177,9 +177,8 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 function byteranges(ranges, size, type) {
   const boundary = `skim${Math.random().toString(16).slice(2, 14)}`;
-  const heads = ranges.map(
-    ({ start, end }) =>
-      Buffer.from(`\r\n--${boundary}\r\nContent-Type: ${type}\r\nContent-Range: bytes ${start}-${end}/${size}\r\n\r\n`),
+  const heads = ranges.map(({ start, end }) =>
+    Buffer.from(`\r\n--${boundary}\r\nContent-Type: ${type}\r\nContent-Range: bytes ${start}-${end}/${size}\r\n\r\n`),
   );
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
   const length = ranges.reduce((n, { start, end }, i) => n + heads[i].length + (end - start + 1), tail.length);
@@ -211,7 +210,6 @@ function byteranges(ranges, size, type) {
     },
   };
 }
-
 
 /**
  * The request log's bookkeeping, shared with virtual-file.mjs: an entry for `req` (with `extra`

@@ -135,7 +135,10 @@ describe('requests for several ranges each', () => {
       { start: 600, end: 700 },
       { start: 5000, end: 5100 },
     ];
-    expect(multiRangeRequests(near, 6, 1024)).toEqual([
+    // By default only gaps about a part's header (PART_GAP_BYTES) are read through.
+    expect(multiRangeRequests(near, 6, 1024)[0]?.parts).toHaveLength(3);
+    // The gap rule's requests first (here 1024 bytes), then their parts (gaps up to 1 KiB).
+    expect(multiRangeRequests(near, 6, 1024, undefined, 0, 1024)).toEqual([
       {
         start: 0,
         end: 5100,
@@ -145,7 +148,7 @@ describe('requests for several ranges each', () => {
         ],
       },
     ]);
-    expect(multiRangeRequests(near, 6, 10_000)).toEqual([{ start: 0, end: 5100 }]);
+    expect(multiRangeRequests(near, 6, 10_000, undefined, 0, 10_000)).toEqual([{ start: 0, end: 5100 }]);
   });
 
   it('spreads a large read over the connections, and caps the ranges per request', () => {
@@ -159,5 +162,38 @@ describe('requests for several ranges each', () => {
     expect(multiRangeRequests(dense, 1, 1024, 4 * 2 ** 20)).toHaveLength(12);
     const many = Array.from({ length: 100 }, (_, i) => ({ start: i * 10_000, end: i * 10_000 + 10 }));
     expect(multiRangeRequests(many, 6).map((r) => r.parts?.length)).toEqual([MAX_PARTS, MAX_PARTS, MAX_PARTS, 4]);
+  });
+
+  it('never makes more requests than one range per request would, nor reads more', () => {
+    // Q6's shape on a row group: three filter columns together, a fourth 91 KB away, on a fast
+    // link (the gap rule reads the 91 KB through): one request either way, without the gap here.
+    const q6 = [
+      { start: 0, end: 300_000 },
+      { start: 300_000, end: 600_000 },
+      { start: 691_000, end: 991_000 },
+    ];
+    expect(coalesce(q6, 65_536, 16 << 20, 1 << 20)).toHaveLength(1);
+    const requests = multiRangeRequests(q6, 6, 65_536, 16 << 20, 1 << 20);
+    expect(requests).toEqual([
+      {
+        start: 0,
+        end: 991_000,
+        parts: [
+          { start: 0, end: 600_000 },
+          { start: 691_000, end: 991_000 },
+        ],
+      },
+    ]);
+    // Row groups of ~1 MB each: as many requests as row groups, at most.
+    const rowGroups = Array.from({ length: 20 }, (_, g) =>
+      q6.map((r) => ({ start: r.start + g * 2_000_000, end: r.end + g * 2_000_000 })),
+    ).flat();
+    const single = coalesce(rowGroups, 65_536, 16 << 20, 1 << 20);
+    const multi = multiRangeRequests(rowGroups, 6, 65_536, 16 << 20, 1 << 20);
+    expect(multi.length).toBeLessThanOrEqual(single.length);
+    const bytes = (rs: Array<{ start: number; end: number; parts?: Array<{ start: number; end: number }> }>) =>
+      rs.flatMap((r) => r.parts ?? [r]).reduce((n, r) => n + r.end - r.start, 0);
+    expect(bytes(multi)).toBe(20 * 900_000);
+    expect(bytes(single)).toBeGreaterThan(bytes(multi));
   });
 });

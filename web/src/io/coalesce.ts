@@ -96,10 +96,10 @@ export function coalesce(
 export type Request = ByteRange & { parts?: ByteRange[] };
 
 /**
- * Largest gap read through between two ranges of a request for several (`multipart.ts`): each
- * part costs its own header in the answer (~80 bytes) and a seek on the server, no round trip.
+ * Largest gap read through between two ranges of a request for several (`multipart.ts`): about
+ * what a part's own header costs in the answer (~100 bytes: boundary, type, `Content-Range`).
  */
-export const PART_GAP_BYTES = 1024;
+export const PART_GAP_BYTES = 128;
 /** Most ranges in one request: servers cap them (Apache answers more than 200 with the whole file). */
 export const MAX_PARTS = 32;
 /** Wanted bytes one request for several ranges carries before a batch is spread over more. */
@@ -107,30 +107,61 @@ export const MULTI_REQUEST_BYTES = 1024 * 1024;
 
 /**
  * Requests for `ranges` where one request may ask for several ranges (the server answers with
- * parts): the ranges merge through gaps of at most `partGapBytes` into parts, and consecutive
- * parts share a request up to {@link MAX_PARTS} of them and a share of the batch's bytes — its
- * wanted bytes over `slots` (the transport's connections), at least {@link MULTI_REQUEST_BYTES},
- * at most `maxRequestBytes` — so a small read (a lookup, a first page) is one request and a
- * large one still spreads over the connections. Of the bytes between parts, none is read.
+ * parts). It starts from the requests {@link coalesce} makes (`gapBytes`, `maxRequestBytes`,
+ * `nearGapBytes`), so it never makes more: each of those becomes its wanted ranges, merged only
+ * through gaps of at most `partGapBytes` (a part's header costs ~100 bytes of the answer, no round
+ * trip), and consecutive ones share a request up to {@link MAX_PARTS} parts and a share of the
+ * batch — its wanted bytes over `slots` (the transport's connections), at least
+ * {@link MULTI_REQUEST_BYTES}, at most `maxRequestBytes` — so a small read spread over a file (a
+ * lookup, a first page of each column) is one request, and a large one still spreads over the
+ * connections. One of those requests with more than {@link MAX_PARTS} parts (tiny pages close
+ * together) becomes requests of that many parts each, merged with no other.
  */
 export function multiRangeRequests(
   ranges: readonly ByteRange[],
   slots: number,
-  partGapBytes = PART_GAP_BYTES,
+  gapBytes = DEFAULT_GAP_BYTES,
   maxRequestBytes = DEFAULT_MAX_REQUEST_BYTES,
+  nearGapBytes = 0,
+  partGapBytes = PART_GAP_BYTES,
 ): Request[] {
-  const parts = coalesce(ranges, partGapBytes, maxRequestBytes);
-  const wanted = parts.reduce((sum, part) => sum + (part.end - part.start), 0);
+  const base = coalesce(ranges, gapBytes, maxRequestBytes, nearGapBytes);
+  const parts = coalesce(ranges, Math.min(partGapBytes, gapBytes), maxRequestBytes);
+  // The parts of each of those requests (a part goes with the request its start is in).
+  const groups: Array<{ request: ByteRange; parts: ByteRange[]; bytes: number }> = base.map((request) => ({
+    request,
+    parts: [],
+    bytes: 0,
+  }));
+  let at = 0;
+  for (const part of parts) {
+    while (at + 1 < groups.length && (groups[at + 1] as (typeof groups)[number]).request.start <= part.start) at += 1;
+    const group = groups[at] as (typeof groups)[number];
+    group.parts.push(part);
+    group.bytes += part.end - part.start;
+  }
+  const wanted = groups.reduce((sum, group) => sum + group.bytes, 0);
   const share = Math.min(maxRequestBytes, Math.max(MULTI_REQUEST_BYTES, Math.ceil(wanted / Math.max(1, slots))));
   const requests: Array<{ parts: ByteRange[]; bytes: number }> = [];
-  for (const part of parts) {
+  for (const group of groups) {
+    if (group.parts.length > MAX_PARTS) {
+      // Many small ranges close together (tiny pages): requests of MAX_PARTS parts each.
+      for (let i = 0; i < group.parts.length; i += MAX_PARTS) {
+        const chunk = group.parts.slice(i, i + MAX_PARTS);
+        requests.push({ parts: chunk, bytes: Number.POSITIVE_INFINITY });
+      }
+      continue;
+    }
     const last = requests[requests.length - 1];
-    const bytes = part.end - part.start;
-    if (last !== undefined && last.parts.length < MAX_PARTS && last.bytes + bytes <= share) {
-      last.parts.push(part);
-      last.bytes += bytes;
+    if (
+      last !== undefined &&
+      last.parts.length + group.parts.length <= MAX_PARTS &&
+      last.bytes + group.bytes <= share
+    ) {
+      last.parts.push(...group.parts);
+      last.bytes += group.bytes;
     } else {
-      requests.push({ parts: [part], bytes });
+      requests.push({ parts: [...group.parts], bytes: group.bytes });
     }
   }
   return requests.map(({ parts: [first, ...others] }) => {

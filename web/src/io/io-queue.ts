@@ -36,7 +36,6 @@ import {
   DEFAULT_MAX_REQUEST_BYTES,
   gapForThroughput,
   multiRangeRequests,
-  PART_GAP_BYTES,
   type Request,
 } from './coalesce.js';
 
@@ -150,7 +149,7 @@ export class IoQueue {
   requestsFor(ranges: readonly ByteRange[], reader?: RangeReader): Request[] {
     if (reader?.multiRange === true && reader.readParts !== undefined) {
       const slots = Math.min(this.concurrency, TRANSPORT_SLOTS);
-      return multiRangeRequests(ranges, slots, Math.min(this.gapBytes, PART_GAP_BYTES), this.maxRequestBytes);
+      return multiRangeRequests(ranges, slots, this.gapBytes, this.maxRequestBytes, this.nearGapBytes(reader));
     }
     return coalesce(ranges, this.gapBytes, this.maxRequestBytes, this.nearGapBytes(reader));
   }

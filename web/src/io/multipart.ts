@@ -180,7 +180,8 @@ const MULTI_REFUSALS = new Set([400, 405, 416, 501]);
  * holds is returned with `declined` saying how the server answered — one span (`206`), the whole
  * file (`200`, read when at most `fullBodyLimit` bytes, else aborted), or a refusal (`400`, `405`,
  * `416`, `501`, or a body not in the multipart form). Any other status fails as a single range's
- * would (`404`, `412`, a `503` after its retries, …).
+ * would (`404`, `412`, a `503` after its retries, …). `onAnswer` is told, once the headers came,
+ * whether they promise parts.
  */
 export function fetchParts(
   url: string,
@@ -190,6 +191,7 @@ export function fetchParts(
   signal?: AbortSignal,
   pinned?: string,
   meter?: BodyMeter,
+  onAnswer?: (multipart: boolean) => void,
 ): Promise<PartsResponse> {
   const header = multiRangeHeader(parts);
   const first = parts[0];
@@ -210,6 +212,11 @@ export function fetchParts(
         };
         return { value, received: 0 };
       };
+      // What the server does is known from the headers: told before the body arrives.
+      if (answer.status === 200 || answer.status === 206 || MULTI_REFUSALS.has(answer.status)) {
+        const boundary = answer.status === 206 ? byterangesBoundary(answer.contentType) : undefined;
+        onAnswer?.(boundary !== undefined && answer.encoding === undefined);
+      }
       if (MULTI_REFUSALS.has(answer.status)) return declined(`answered ${answer.status}`);
       if (answer.status === 200) {
         const length = answer.contentLength;

@@ -293,6 +293,22 @@ describe('several ranges in one request', () => {
     }
   });
 
+  it('asked for at once on a new origin: the first request finds out, the others wait for its headers', async () => {
+    const halves = [PARTS.slice(0, 2), PARTS.slice(2)];
+    for (const [modes, several] of [
+      ['', 2],
+      ['multi-first', 1],
+    ] as const) {
+      const { server, url } = await origin(modes);
+      const source = new HttpSource(url, OPTIONS, bytes.length);
+      const reads = await Promise.all(halves.map((half) => source.readParts(half)));
+      expect(sorted(reads.flatMap((r) => r.chunks)), modes).toEqual(expected(PARTS));
+      // Planned meanwhile: one range per request.
+      expect(source.multiRange, modes).toBe(modes === '');
+      expect(server.log.filter((e) => e.range?.includes(',')).length, modes).toBe(several);
+    }
+  });
+
   it('abort a whole file past maxFullBodyBytes and read the ranges with one range per request', async () => {
     const { server, url } = await origin('multi-whole');
     const source = new HttpSource(url, { ...OPTIONS, maxFullBodyBytes: 1000 }, bytes.length);

@@ -54,10 +54,11 @@ const suffixBroken = new Set<string>();
 
 /**
  * What each origin's server does with several ranges in one request, once a request found out
- * (`yes`: parts; `no`: anything else), or `asking` while the first such request is in flight
- * (other reads go one range per request meanwhile).
+ * (`yes`: parts; `no`: anything else), or, while the first such request waits for its answer's
+ * headers, what they will say: reads planned meanwhile go one range per request, and requests for
+ * several ranges already planned wait for those headers (a round trip, not the body).
  */
-const multiRanges = new Map<string, 'yes' | 'no' | 'asking'>();
+const multiRanges = new Map<string, 'yes' | 'no' | Promise<boolean>>();
 
 /** A whole file sent for several ranges is kept up to twice their bytes, or this much. */
 const WHOLE_FILE_FLOOR_BYTES = 64 * 1024;
@@ -328,8 +329,8 @@ export class HttpSource extends BaseSource {
   }
 
   /**
-   * Whether a read of several ranges may go as one request now: asked for (`multiRange`), and
-   * the origin's server not known to answer otherwise, nor being asked.
+   * Whether a read of several ranges may be planned as one request now: asked for
+   * (`multiRange`), and the origin's server not known to answer otherwise, nor being asked.
    */
   get multiRange(): boolean {
     const known = multiRanges.get(this.origin);
@@ -358,30 +359,40 @@ export class HttpSource extends BaseSource {
       if (data === undefined) asked.push(part);
       else kept.push({ start: part.start, data });
     }
-    if (asked.length < 2 || !this.multiRange) {
+    let known = multiRanges.get(this.origin);
+    // Another request is finding out: its answer's headers tell.
+    if (known instanceof Promise) known = (await known) ? 'yes' : 'no';
+    if (asked.length < 2 || !this.options.multiRange || known === 'no') {
       const read = await this.readEach(asked, signal);
       return { chunks: [...kept, ...read.chunks], requests: read.requests, bytes: read.bytes };
     }
-    const asking = multiRanges.get(this.origin) === undefined;
-    if (asking) multiRanges.set(this.origin, 'asking');
+    const asking = known === undefined;
+    let tell = (_multipart: boolean): void => undefined;
+    if (asking) multiRanges.set(this.origin, new Promise<boolean>((resolve) => (tell = resolve)));
+    const onAnswer = (multipart: boolean) => {
+      if (!asking) return;
+      multiRanges.set(this.origin, multipart ? 'yes' : 'no');
+      tell(multipart);
+    };
     const startedAt = performance.now();
     let response: PartsResponse;
     try {
       // A whole file sent instead is kept only when small beside what was asked.
       const wanted = asked.reduce((sum, part) => sum + (part.end - part.start), 0);
       const wholeLimit = Math.min(this.options.maxFullBodyBytes, Math.max(2 * wanted, WHOLE_FILE_FLOOR_BYTES));
-      response = await fetchParts(this.url, asked, this.options, wholeLimit, signal, this.version, this.link);
+      response = await fetchParts(this.url, asked, this.options, wholeLimit, signal, this.version, this.link, onAnswer);
     } catch (error) {
-      if (asking) multiRanges.delete(this.origin);
+      // Nothing learned: the reads waiting go a range at a time, and a later one asks again.
+      if (asking && multiRanges.get(this.origin) instanceof Promise) multiRanges.delete(this.origin);
+      tell(false);
       throw this.afterSuffix(error);
     }
     if (response.fileLen !== undefined && this.fileLen !== undefined && this.fileLen !== response.fileLen) {
       throw httpErrors(this.url).fileChanged(`its size went from ${this.fileLen} to ${response.fileLen} bytes`);
     }
     this.checkVersion(response.version);
-    if (asking || response.declined !== undefined) {
-      multiRanges.set(this.origin, response.declined === undefined ? 'yes' : 'no');
-    }
+    // A body not in the form, after headers that promised parts: not asked again either.
+    if (response.declined !== undefined) multiRanges.set(this.origin, 'no');
     const first = asked[0] as ByteRange;
     const last = asked[asked.length - 1] as ByteRange;
     this.record(
