@@ -309,6 +309,24 @@ describe('several ranges in one request', () => {
     }
   });
 
+  it('waiting for another request to find out, are cancelled at once with their signal', async () => {
+    // The first request's headers take 3 s (no timeout); a second read waits for them, then is cancelled.
+    const { url } = await origin('slow-3000');
+    const source = new HttpSource(url, { ...OPTIONS, timeoutMs: 0 }, bytes.length);
+    const first = new AbortController();
+    const probing = source.readParts(PARTS.slice(0, 2), first.signal);
+    probing.catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const second = new AbortController();
+    const waiting = source.readParts(PARTS.slice(2), second.signal);
+    const cancelledAt = performance.now();
+    second.abort(new DOMException('the user moved on', 'AbortError'));
+    await expect(waiting).rejects.toThrow('the user moved on');
+    expect(performance.now() - cancelledAt).toBeLessThan(1000);
+    first.abort(new DOMException('done', 'AbortError'));
+    await expect(probing).rejects.toThrow('done');
+  });
+
   it('abort a whole file past maxFullBodyBytes and read the ranges with one range per request', async () => {
     const { server, url } = await origin('multi-whole');
     const source = new HttpSource(url, { ...OPTIONS, maxFullBodyBytes: 1000 }, bytes.length);

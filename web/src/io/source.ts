@@ -17,7 +17,7 @@
  *
  * Reads need no WebAssembly: a URL's tail is on its way while the core still compiles.
  */
-import { invalidArgument, ParquetSkimError } from '../errors.js';
+import { abortReason, invalidArgument, ParquetSkimError } from '../errors.js';
 import type { RequestLogEntry } from '../metadata.js';
 import type { Chunk } from '../worker/protocol.js';
 import { type ByteRange, coalesce } from './coalesce.js';
@@ -360,8 +360,8 @@ export class HttpSource extends BaseSource {
       else kept.push({ start: part.start, data });
     }
     let known = multiRanges.get(this.origin);
-    // Another request is finding out: its answer's headers tell.
-    if (known instanceof Promise) known = (await known) ? 'yes' : 'no';
+    // Another request is finding out: its answer's headers tell (or this read is cancelled).
+    if (known instanceof Promise) known = (await unlessAborted(known, signal)) ? 'yes' : 'no';
     if (asked.length < 2 || !this.options.multiRange || known === 'no') {
       const read = await this.readEach(asked, signal);
       return { chunks: [...kept, ...read.chunks], requests: read.requests, bytes: read.bytes };
@@ -500,6 +500,17 @@ export class BytesSource extends BaseSource {
     this.record({ start, end, range: null, status: null, bytes: end - start }, startedAt);
     return data;
   }
+}
+
+/** `promise`, or a rejection with `signal`'s reason as soon as it aborts. */
+function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortReason(signal));
+    if (signal.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 /** Whether `head` (the first characters of a body) starts like an HTML document. */
