@@ -16,7 +16,7 @@
  * - `gzip-range` — the representation is the gzipped file (`Content-Encoding: gzip`), and ranges
  *   are ranges of those gzip bytes, as S3 serves an object stored with `Content-Encoding: gzip`.
  * - `gzip-fly` — ranges of the file, each compressed on the fly (`Content-Encoding: gzip`).
- * - `multi-whole` — several ranges in one request get 200 and the whole body (Node's `send`, S3).
+ * - `multi-whole` — several ranges in one request get 200 and the whole body (Node's `send`).
  * - `multi-first` — several ranges get 206 with the first range only (Vite's `sirv`).
  * - `multi-bad` — several ranges get a `multipart/byteranges` body whose parts are cut short.
  * - `after-N` — the modes above apply only from the (N+1)th GET on, e.g. `after-1+drop-2` cuts

@@ -8,7 +8,7 @@
  * turn). One request with several ranges does neither: nginx, Apache, Caddy and Go's file server
  * answer it with each range as a part of a `multipart/byteranges` body.
  *
- * Many servers do not: they answer with the whole file (`200`: Node's `send`, S3), with the first
+ * Many servers do not: they answer with the whole file (`200`: Node's `send`), with the first
  * range only (`206` with one `Content-Range`: Vite's `sirv`), or with an error. So an answer is
  * read for what it holds (parts, one span, or a whole body, each span checked against the file)
  * and the caller fetches whatever it still lacks (`source.ts`). A server may also merge ranges it
