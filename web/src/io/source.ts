@@ -190,13 +190,18 @@ abstract class BaseSource implements Source {
   }
 
   async read(start: number, end: number, signal?: AbortSignal): Promise<Uint8Array> {
+    this.checkRange(start, end);
+    const kept = this.inTail(start, end);
+    if (kept !== undefined) return kept;
+    return this.readUncached(start, end, signal);
+  }
+
+  /** Refuses a reversed range, or one past the end of a file of known size. */
+  protected checkRange(start: number, end: number): void {
     const len = this.fileLen;
     if (!(start <= end) || (len !== undefined && end > len)) {
       throw invalidArgument('range', `a range inside the ${len ?? 0}-byte file`, `${start}..${end}`);
     }
-    const kept = this.inTail(start, end);
-    if (kept !== undefined) return kept;
-    return this.readUncached(start, end, signal);
   }
 
   /** The size of a file that did not say it (URLs): learned, the tail possibly kept on the way. */
@@ -320,10 +325,7 @@ export class HttpSource extends BaseSource {
     } catch (error) {
       throw this.afterSuffix(error);
     }
-    if (this.fileLen !== undefined && this.fileLen !== response.fileLen) {
-      throw httpErrors(this.url).fileChanged(`its size went from ${this.fileLen} to ${response.fileLen} bytes`);
-    }
-    this.checkVersion(response.version);
+    this.checkSame(response.fileLen, response.version);
     this.record({ start, end, range: rangeHeader(spec), status: response.status, bytes: end - start }, startedAt);
     return response.data;
   }
@@ -348,13 +350,10 @@ export class HttpSource extends BaseSource {
     parts: readonly ByteRange[],
     signal?: AbortSignal,
   ): Promise<{ chunks: Chunk[]; requests: number; bytes: number }> {
-    const len = this.fileLen;
     const kept: Chunk[] = [];
     const asked: ByteRange[] = [];
     for (const part of parts) {
-      if (!(part.start <= part.end) || (len !== undefined && part.end > len)) {
-        throw invalidArgument('range', `a range inside the ${len ?? 0}-byte file`, `${part.start}..${part.end}`);
-      }
+      this.checkRange(part.start, part.end);
       const data = this.inTail(part.start, part.end);
       if (data === undefined) asked.push(part);
       else kept.push({ start: part.start, data });
@@ -387,10 +386,7 @@ export class HttpSource extends BaseSource {
       tell(false);
       throw this.afterSuffix(error);
     }
-    if (response.fileLen !== undefined && this.fileLen !== undefined && this.fileLen !== response.fileLen) {
-      throw httpErrors(this.url).fileChanged(`its size went from ${this.fileLen} to ${response.fileLen} bytes`);
-    }
-    this.checkVersion(response.version);
+    this.checkSame(response.fileLen, response.version);
     // A body not in the form, after headers that promised parts: not asked again either.
     if (response.declined !== undefined) multiRanges.set(this.origin, 'no');
     const first = asked[0] as ByteRange;
@@ -441,6 +437,14 @@ export class HttpSource extends BaseSource {
     const { status, range } = error.answered;
     const note = `${this.suffixRefused}, so the reader read the file's size and tail with explicit ranges`;
     return httpErrors(this.url).httpStatus(status, range, error.attempts, note);
+  }
+
+  /** An answer's size and version must be the file's seen so far (`FILE_CHANGED`). */
+  private checkSame(fileLen: number | undefined, version: string | undefined): void {
+    if (fileLen !== undefined && this.fileLen !== undefined && this.fileLen !== fileLen) {
+      throw httpErrors(this.url).fileChanged(`its size went from ${this.fileLen} to ${fileLen} bytes`);
+    }
+    this.checkVersion(version);
   }
 
   private checkVersion(seen: string | undefined): void {
